@@ -1,0 +1,312 @@
+//! The kernel's own kallsyms tables, exactly as `scripts/kallsyms.c` (6.12)
+//! lays them out, plus the section bounds the lookup code consults.
+//!
+//! Nothing here is trusted: a [`KallsymsTables`] is a borrowed view over byte
+//! slices that may come from a file, a fuzzer or kernel memory. Every access
+//! goes through a checked accessor that returns `None` instead of panicking, and
+//! [`KallsymsTables::validate`] checks the whole structure once so that callers
+//! which need a verified table (the fast index builders) can refuse a bad one
+//! as a whole.
+
+/// Length of the kernel's name buffer (`KSYM_NAME_LEN` in 6.12).
+pub const KSYM_NAME_LEN: usize = 512;
+
+/// Symbols per marker (`kallsyms_markers` has one entry per 256 symbols).
+pub const MARKER_STRIDE: usize = 256;
+
+/// A borrowed view of one kernel's kallsyms tables.
+///
+/// Field names follow the kernel's symbols of the same name.
+#[derive(Clone, Copy, Debug)]
+pub struct KallsymsTables<'a> {
+    /// `kallsyms_num_syms`.
+    pub num_syms: u32,
+    /// `kallsyms_offsets`: one entry per symbol, in address order.
+    pub offsets: &'a [i32],
+    /// `kallsyms_relative_base`.
+    pub relative_base: u64,
+    /// `kallsyms_names`: `[len][len token bytes]` records, `len` one byte or,
+    /// with bit 7 set, two bytes (ULEB128, 14 bits).
+    pub names: &'a [u8],
+    /// `kallsyms_markers`: byte offset into `names` of every 256th record.
+    pub markers: &'a [u32],
+    /// `kallsyms_token_table`: NUL-terminated token strings.
+    pub token_table: &'a [u8],
+    /// `kallsyms_token_index`: offset of token `i` in `token_table`.
+    pub token_index: &'a [u16],
+    /// `kallsyms_seqs_of_names`: three big-endian bytes per symbol, giving the
+    /// address-order position of the `i`-th symbol in name order.
+    pub seqs_of_names: &'a [u8],
+    /// `CONFIG_KALLSYMS_ABSOLUTE_PERCPU` (x86_64 SMP in 6.12).
+    pub absolute_percpu: bool,
+}
+
+/// The section boundaries `is_ksym_addr()` and `get_symbol_pos()` use.
+///
+/// In the kernel these are linker symbols; the userspace mirror reads them
+/// from the symbol table itself (`_stext`, `_etext`, ...).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sections {
+    /// `_stext`.
+    pub stext: u64,
+    /// `_etext`.
+    pub etext: u64,
+    /// `_sinittext`.
+    pub sinittext: u64,
+    /// `_einittext`.
+    pub einittext: u64,
+    /// `_end`.
+    pub end: u64,
+    /// `__init_begin`.
+    pub init_begin: u64,
+    /// `__init_end`.
+    pub init_end: u64,
+    /// The gate area (`in_gate_area_no_mm()`, the x86_64 vsyscall page), if
+    /// the kernel has one: `[start, end)`.
+    pub gate: Option<(u64, u64)>,
+    /// `CONFIG_KALLSYMS_ALL`.
+    pub all_symbols: bool,
+}
+
+impl Sections {
+    /// `is_kernel_inittext()`.
+    #[inline]
+    pub fn is_kernel_inittext(&self, addr: u64) -> bool {
+        addr >= self.sinittext && addr < self.einittext
+    }
+
+    #[inline]
+    fn in_gate_area(&self, addr: u64) -> bool {
+        matches!(self.gate, Some((s, e)) if addr >= s && addr < e)
+    }
+
+    /// `is_kernel_text()`.
+    #[inline]
+    pub fn is_kernel_text(&self, addr: u64) -> bool {
+        (addr >= self.stext && addr < self.etext) || self.in_gate_area(addr)
+    }
+
+    /// `is_kernel()`.
+    #[inline]
+    pub fn is_kernel(&self, addr: u64) -> bool {
+        (addr >= self.stext && addr < self.end)
+            || (addr >= self.init_begin && addr < self.init_end)
+            || self.in_gate_area(addr)
+    }
+
+    /// `is_ksym_addr()`: whether the core table is consulted at all.
+    #[inline]
+    pub fn is_ksym_addr(&self, addr: u64) -> bool {
+        if self.all_symbols {
+            self.is_kernel(addr)
+        } else {
+            self.is_kernel_text(addr) || self.is_kernel_inittext(addr)
+        }
+    }
+
+    /// The end `get_symbol_pos()` uses for the last symbol.
+    #[inline]
+    pub fn last_symbol_end(&self, addr: u64) -> u64 {
+        if self.is_kernel_inittext(addr) {
+            self.einittext
+        } else if self.all_symbols {
+            self.end
+        } else {
+            self.etext
+        }
+    }
+}
+
+/// Why a table failed validation. Names the field, as the kernel calls it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableError {
+    /// A table is shorter than `kallsyms_num_syms` requires.
+    TooShort(&'static str),
+    /// A name record runs past the end of `kallsyms_names`, or is empty.
+    BadNameRecord {
+        /// Address-order position of the record.
+        pos: u32,
+    },
+    /// A marker does not point at the start of record `256 * index`.
+    BadMarker {
+        /// Index into `kallsyms_markers`.
+        index: u32,
+    },
+    /// A token index points outside the token table or at an unterminated token.
+    BadToken {
+        /// Token number (0..=255).
+        token: u8,
+    },
+    /// Addresses are not in ascending order.
+    Unsorted {
+        /// Position of the first symbol below its predecessor.
+        pos: u32,
+    },
+    /// `kallsyms_seqs_of_names` names a position out of range, or is not a
+    /// permutation.
+    BadSeq {
+        /// Index into name order.
+        index: u32,
+    },
+    /// A name expands to nothing or to more than `KSYM_NAME_LEN - 1` bytes.
+    BadName {
+        /// Address-order position of the symbol.
+        pos: u32,
+    },
+    /// More symbols than the 24-bit `seqs_of_names` encoding can address.
+    TooMany,
+}
+
+impl core::fmt::Display for TableError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            TableError::TooShort(field) => write!(f, "{field}: shorter than kallsyms_num_syms requires"),
+            TableError::BadNameRecord { pos } => {
+                write!(f, "kallsyms_names: record {pos} is empty or runs past the end")
+            }
+            TableError::BadMarker { index } => {
+                write!(f, "kallsyms_markers[{index}]: does not point at record {}", index as usize * MARKER_STRIDE)
+            }
+            TableError::BadToken { token } => {
+                write!(f, "kallsyms_token_index[{token}]: outside kallsyms_token_table or unterminated")
+            }
+            TableError::Unsorted { pos } => write!(f, "kallsyms_offsets[{pos}]: address below its predecessor"),
+            TableError::BadSeq { index } => {
+                write!(f, "kallsyms_seqs_of_names[{index}]: out of range or repeated")
+            }
+            TableError::BadName { pos } => write!(f, "kallsyms_names: symbol {pos} has an empty or over-long name"),
+            TableError::TooMany => write!(f, "kallsyms_num_syms: more than 2^24 symbols"),
+        }
+    }
+}
+
+impl<'a> KallsymsTables<'a> {
+    /// Number of symbols as a `usize`.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.num_syms as usize
+    }
+
+    /// Whether the table has no symbols.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.num_syms == 0
+    }
+
+    /// `kallsyms_sym_address()`; `None` when `idx` is out of range.
+    #[inline]
+    pub fn sym_address(&self, idx: usize) -> Option<u64> {
+        let off = *self.offsets.get(idx)?;
+        Some(decode_offset(off, self.relative_base, self.absolute_percpu))
+    }
+
+    /// `get_symbol_seq()`: address-order position of the `index`-th symbol in
+    /// name order.
+    #[inline]
+    pub fn symbol_seq(&self, index: usize) -> Option<usize> {
+        let b = self.seqs_of_names.get(3 * index..3 * index + 3)?;
+        Some(((b[0] as usize) << 16) | ((b[1] as usize) << 8) | b[2] as usize)
+    }
+
+    /// The token string of token byte `t`, without its terminating NUL.
+    #[inline]
+    pub fn token(&self, t: u8) -> Option<&'a [u8]> {
+        let start = *self.token_index.get(t as usize)? as usize;
+        let rest = self.token_table.get(start..)?;
+        let len = rest.iter().position(|&b| b == 0)?;
+        rest.get(..len)
+    }
+
+    /// Decodes the record header at byte offset `off` of `kallsyms_names`:
+    /// returns `(first data byte offset, data length)`.
+    #[inline]
+    pub fn record_at(&self, off: usize) -> Option<(usize, usize)> {
+        let b0 = *self.names.get(off)? as usize;
+        if b0 & 0x80 != 0 {
+            let b1 = *self.names.get(off + 1)? as usize;
+            Some((off + 2, (b0 & 0x7f) | (b1 << 7)))
+        } else {
+            Some((off + 1, b0))
+        }
+    }
+
+    /// Checks the whole structure once: lengths, record framing, markers,
+    /// tokens, address order, name lengths and that `seqs_of_names` is a
+    /// permutation. `scratch` must hold at least `num_syms` bits
+    /// (`num_syms.div_ceil(64)` words); it is overwritten.
+    pub fn validate(&self, scratch: &mut [u64]) -> Result<(), TableError> {
+        let n = self.len();
+        if n > (1 << 24) {
+            return Err(TableError::TooMany);
+        }
+        if self.offsets.len() < n {
+            return Err(TableError::TooShort("kallsyms_offsets"));
+        }
+        if self.markers.len() < n.div_ceil(MARKER_STRIDE) {
+            return Err(TableError::TooShort("kallsyms_markers"));
+        }
+        if self.token_index.len() < 256 {
+            return Err(TableError::TooShort("kallsyms_token_index"));
+        }
+        if self.seqs_of_names.len() < 3 * n {
+            return Err(TableError::TooShort("kallsyms_seqs_of_names"));
+        }
+        if scratch.len() < n.div_ceil(64) {
+            return Err(TableError::TooShort("scratch"));
+        }
+        let mut token_len = [0usize; 256];
+        for (t, slot) in token_len.iter_mut().enumerate() {
+            *slot = self.token(t as u8).ok_or(TableError::BadToken { token: t as u8 })?.len();
+        }
+        let mut off = 0usize;
+        let mut prev = 0u64;
+        for pos in 0..n {
+            if pos % MARKER_STRIDE == 0 && self.markers[pos / MARKER_STRIDE] as usize != off {
+                return Err(TableError::BadMarker { index: (pos / MARKER_STRIDE) as u32 });
+            }
+            let bad = TableError::BadNameRecord { pos: pos as u32 };
+            let (data, len) = self.record_at(off).ok_or(bad)?;
+            let end = data.checked_add(len).ok_or(bad)?;
+            let bytes = self.names.get(data..end).ok_or(bad)?;
+            if len == 0 {
+                return Err(bad);
+            }
+            // The first expanded byte is the type; the name is the rest.
+            let expanded: usize = bytes.iter().map(|&t| token_len[t as usize]).sum();
+            if expanded < 2 || expanded > KSYM_NAME_LEN {
+                return Err(TableError::BadName { pos: pos as u32 });
+            }
+            off = end;
+            let addr = self.sym_address(pos).ok_or(TableError::TooShort("kallsyms_offsets"))?;
+            if pos > 0 && addr < prev {
+                return Err(TableError::Unsorted { pos: pos as u32 });
+            }
+            prev = addr;
+        }
+        for w in scratch.iter_mut().take(n.div_ceil(64)) {
+            *w = 0;
+        }
+        for i in 0..n {
+            let seq = self.symbol_seq(i).ok_or(TableError::BadSeq { index: i as u32 })?;
+            if seq >= n || scratch[seq / 64] & (1 << (seq % 64)) != 0 {
+                return Err(TableError::BadSeq { index: i as u32 });
+            }
+            scratch[seq / 64] |= 1 << (seq % 64);
+        }
+        Ok(())
+    }
+}
+
+/// The `kallsyms_sym_address()` decoding of one `kallsyms_offsets` entry.
+#[inline]
+pub fn decode_offset(off: i32, relative_base: u64, absolute_percpu: bool) -> u64 {
+    if !absolute_percpu {
+        return relative_base.wrapping_add(off as u32 as u64);
+    }
+    if off >= 0 {
+        off as u64
+    } else {
+        // relative_base - 1 - off, in the kernel's unsigned long arithmetic.
+        relative_base.wrapping_sub(1).wrapping_sub(off as i64 as u64)
+    }
+}
