@@ -160,21 +160,41 @@ pub enum TableError {
 impl core::fmt::Display for TableError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
-            TableError::TooShort(field) => write!(f, "{field}: shorter than kallsyms_num_syms requires"),
+            TableError::TooShort(field) => {
+                write!(f, "{field}: shorter than kallsyms_num_syms requires")
+            }
             TableError::BadNameRecord { pos } => {
-                write!(f, "kallsyms_names: record {pos} is empty or runs past the end")
+                write!(
+                    f,
+                    "kallsyms_names: record {pos} is empty or runs past the end"
+                )
             }
             TableError::BadMarker { index } => {
-                write!(f, "kallsyms_markers[{index}]: does not point at record {}", index as usize * MARKER_STRIDE)
+                write!(
+                    f,
+                    "kallsyms_markers[{index}]: does not point at record {}",
+                    index as usize * MARKER_STRIDE
+                )
             }
             TableError::BadToken { token } => {
-                write!(f, "kallsyms_token_index[{token}]: outside kallsyms_token_table or unterminated")
+                write!(
+                    f,
+                    "kallsyms_token_index[{token}]: outside kallsyms_token_table or unterminated"
+                )
             }
-            TableError::Unsorted { pos } => write!(f, "kallsyms_offsets[{pos}]: address below its predecessor"),
+            TableError::Unsorted { pos } => {
+                write!(f, "kallsyms_offsets[{pos}]: address below its predecessor")
+            }
             TableError::BadSeq { index } => {
-                write!(f, "kallsyms_seqs_of_names[{index}]: out of range or repeated")
+                write!(
+                    f,
+                    "kallsyms_seqs_of_names[{index}]: out of range or repeated"
+                )
             }
-            TableError::BadName { pos } => write!(f, "kallsyms_names: symbol {pos} has an empty or over-long name"),
+            TableError::BadName { pos } => write!(
+                f,
+                "kallsyms_names: symbol {pos} has an empty or over-long name"
+            ),
             TableError::TooMany => write!(f, "kallsyms_num_syms: more than 2^24 symbols"),
         }
     }
@@ -256,13 +276,18 @@ impl<'a> KallsymsTables<'a> {
         }
         let mut token_len = [0usize; 256];
         for (t, slot) in token_len.iter_mut().enumerate() {
-            *slot = self.token(t as u8).ok_or(TableError::BadToken { token: t as u8 })?.len();
+            *slot = self
+                .token(t as u8)
+                .ok_or(TableError::BadToken { token: t as u8 })?
+                .len();
         }
         let mut off = 0usize;
         let mut prev = 0u64;
         for pos in 0..n {
             if pos % MARKER_STRIDE == 0 && self.markers[pos / MARKER_STRIDE] as usize != off {
-                return Err(TableError::BadMarker { index: (pos / MARKER_STRIDE) as u32 });
+                return Err(TableError::BadMarker {
+                    index: (pos / MARKER_STRIDE) as u32,
+                });
             }
             let bad = TableError::BadNameRecord { pos: pos as u32 };
             let (data, len) = self.record_at(off).ok_or(bad)?;
@@ -273,11 +298,13 @@ impl<'a> KallsymsTables<'a> {
             }
             // The first expanded byte is the type; the name is the rest.
             let expanded: usize = bytes.iter().map(|&t| token_len[t as usize]).sum();
-            if expanded < 2 || expanded > KSYM_NAME_LEN {
+            if !(2..=KSYM_NAME_LEN).contains(&expanded) {
                 return Err(TableError::BadName { pos: pos as u32 });
             }
             off = end;
-            let addr = self.sym_address(pos).ok_or(TableError::TooShort("kallsyms_offsets"))?;
+            let addr = self
+                .sym_address(pos)
+                .ok_or(TableError::TooShort("kallsyms_offsets"))?;
             if pos > 0 && addr < prev {
                 return Err(TableError::Unsorted { pos: pos as u32 });
             }
@@ -287,7 +314,9 @@ impl<'a> KallsymsTables<'a> {
             *w = 0;
         }
         for i in 0..n {
-            let seq = self.symbol_seq(i).ok_or(TableError::BadSeq { index: i as u32 })?;
+            let seq = self
+                .symbol_seq(i)
+                .ok_or(TableError::BadSeq { index: i as u32 })?;
             if seq >= n || scratch[seq / 64] & (1 << (seq % 64)) != 0 {
                 return Err(TableError::BadSeq { index: i as u32 });
             }
@@ -307,6 +336,8 @@ pub fn decode_offset(off: i32, relative_base: u64, absolute_percpu: bool) -> u64
         off as u64
     } else {
         // relative_base - 1 - off, in the kernel's unsigned long arithmetic.
-        relative_base.wrapping_sub(1).wrapping_sub(off as i64 as u64)
+        relative_base
+            .wrapping_sub(1)
+            .wrapping_sub(off as i64 as u64)
     }
 }

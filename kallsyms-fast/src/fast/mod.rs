@@ -1,0 +1,52 @@
+//! The fast path over the kernel's own tables: an address index, direct
+//! record offsets, a name index and per-module indexes. Every answer equals
+//! the mainline port's (see `tests/`), only the search differs.
+
+pub mod addr_index;
+pub mod module_index;
+pub mod name_index;
+
+use crate::mainline::SymbolPos;
+use crate::name::{expand_symbol, NameBuf};
+use crate::tables::{KallsymsTables, Sections};
+
+pub use addr_index::{build_addr_index, AddrIndex, AddrIndexLayout};
+pub use module_index::{build_module_index, find_in_index, ModEntry};
+pub use name_index::{build_name_index, NameIndex, NameIndexLayout};
+
+/// The core-kernel fast path: tables, bounds and the indexes over them.
+#[derive(Clone, Copy, Debug)]
+pub struct FastCore<'a> {
+    /// The kernel tables.
+    pub tables: KallsymsTables<'a>,
+    /// Section bounds.
+    pub sections: Sections,
+    /// Address index and record offsets.
+    pub addr: AddrIndex<'a>,
+    /// Name index.
+    pub names: NameIndex<'a>,
+}
+
+impl<'a> FastCore<'a> {
+    /// Same answer as `Mainline::lookup()`.
+    #[inline]
+    pub fn lookup(&self, addr: u64, name: &mut NameBuf) -> Option<SymbolPos> {
+        if !self.sections.is_ksym_addr(addr) {
+            return None;
+        }
+        let p = self.addr.symbol_pos(&self.tables, &self.sections, addr)?;
+        expand_symbol(
+            &self.tables,
+            self.addr.name_offset(&self.tables, p.pos)?,
+            name,
+        )?;
+        Some(p)
+    }
+
+    /// Same answer as `Mainline::lookup_name()`.
+    #[inline]
+    pub fn lookup_name(&self, name: &[u8]) -> Option<u64> {
+        let pos = self.names.lookup(&self.tables, &self.addr, name)?;
+        self.tables.sym_address(pos)
+    }
+}

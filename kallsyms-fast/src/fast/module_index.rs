@@ -1,0 +1,88 @@
+//! Per-module address index replacing `find_kallsyms_symbol()`'s linear scan.
+//!
+//! The candidates `find_kallsyms_symbol()` would consider (defined, named,
+//! not mapping symbols) are sorted by value; at each value only the lowest
+//! symtab index is kept, because the kernel's strict `thisval > bestval`
+//! keeps the first of equal values. A lookup is then one binary search:
+//! the best symbol is the last entry at or below the address (if it lies in
+//! the address's memory region), the size ends at the next entry or the
+//! region's end, whichever comes first — the kernel's bounds exactly.
+//!
+//! Memory: 16 bytes per candidate symbol (value and index).
+
+use crate::module::{region_for, symbol_is_candidate, ModuleHit, ModuleLayout, ModuleSymtab};
+
+/// One candidate symbol: its value and symtab index.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ModEntry {
+    /// `kallsyms_symbol_value()`.
+    pub value: u64,
+    /// Symtab index.
+    pub index: u64,
+}
+
+/// How many entries [`build_module_index`] needs at most for `symtab`.
+pub fn module_index_capacity<S: ModuleSymtab + ?Sized>(symtab: &S) -> usize {
+    symtab.num_symtab().saturating_sub(1)
+}
+
+/// Fills `out` with the sorted, de-duplicated candidates of `symtab`;
+/// returns how many were written. `out` must hold
+/// [`module_index_capacity`] entries; extra candidates are refused (`None`).
+pub fn build_module_index<S: ModuleSymtab + ?Sized>(
+    symtab: &S,
+    out: &mut [ModEntry],
+) -> Option<usize> {
+    let mut n = 0usize;
+    for i in 1..symtab.num_symtab() {
+        if !symbol_is_candidate(symtab, i) {
+            continue;
+        }
+        let slot = out.get_mut(n)?;
+        *slot = ModEntry {
+            value: symtab.value(i),
+            index: i as u64,
+        };
+        n += 1;
+    }
+    let used = out.get_mut(..n)?;
+    used.sort_unstable();
+    // Keep the first (lowest index) entry of each value.
+    let mut w = 0usize;
+    for r in 0..n {
+        if w == 0 || used[w - 1].value != used[r].value {
+            used[w] = used[r];
+            w += 1;
+        }
+    }
+    Some(w)
+}
+
+/// Same answer as `module::find_kallsyms_symbol()`, from the sorted entries.
+#[inline]
+pub fn find_in_index(
+    entries: &[ModEntry],
+    layout: &ModuleLayout,
+    addr: u64,
+    all_symbols: bool,
+) -> Option<ModuleHit> {
+    let region = region_for(layout, addr, all_symbols)?;
+    let region_end = region.base.wrapping_add(region.size);
+    let floor = region.base.wrapping_sub(1);
+    let upper = entries.partition_point(|e| e.value <= addr);
+    let best = entries.get(upper.checked_sub(1)?)?;
+    if best.value <= floor {
+        return None;
+    }
+    let mut nextval = region_end;
+    if let Some(next) = entries.get(upper) {
+        if next.value < nextval {
+            nextval = next.value;
+        }
+    }
+    Some(ModuleHit {
+        index: best.index as usize,
+        size: nextval.wrapping_sub(best.value),
+        offset: addr.wrapping_sub(best.value),
+    })
+}

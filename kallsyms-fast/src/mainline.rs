@@ -1,0 +1,152 @@
+//! A faithful port of the Linux 6.12 core-kernel lookup (`kernel/kallsyms.c`):
+//! `get_symbol_pos()`, `get_symbol_offset()`, `kallsyms_expand_symbol()` and
+//! `kallsyms_lookup_names()`.
+//!
+//! This is the baseline every speed claim is measured against, so it keeps the
+//! kernel's algorithm and costs: the binary search over `kallsyms_offsets`,
+//! the walk back over aliases and forward to the next distinct address, the
+//! walk of up to 255 name records from the nearest marker, and the name
+//! binary search that expands a full name at every probe. The only change is
+//! that every table access is checked (a malformed table gives `None`, where
+//! the kernel would read out of bounds).
+
+use crate::name::{expand_symbol, skip_record, NameBuf};
+use crate::tables::{KallsymsTables, Sections, MARKER_STRIDE};
+
+/// Position, size and offset of the symbol covering an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SymbolPos {
+    /// Address-order position of the first alias at the symbol's address.
+    pub pos: usize,
+    /// `symbolsize`: distance to the next distinct address (or section end).
+    pub size: u64,
+    /// `offset`: `addr - symbol_start`.
+    pub offset: u64,
+}
+
+/// The mainline 6.12 algorithms over one set of tables.
+#[derive(Clone, Copy, Debug)]
+pub struct Mainline<'a> {
+    /// The kernel tables.
+    pub tables: KallsymsTables<'a>,
+    /// Section bounds.
+    pub sections: Sections,
+}
+
+impl<'a> Mainline<'a> {
+    /// Wraps the tables and bounds.
+    pub fn new(tables: KallsymsTables<'a>, sections: Sections) -> Self {
+        Self { tables, sections }
+    }
+
+    /// `get_symbol_pos()`.
+    pub fn get_symbol_pos(&self, addr: u64) -> Option<SymbolPos> {
+        let t = &self.tables;
+        let n = t.len();
+        let mut low = 0usize;
+        let mut high = n;
+        while high - low > 1 {
+            let mid = low + (high - low) / 2;
+            if t.sym_address(mid)? <= addr {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        while low > 0 && t.sym_address(low - 1)? == t.sym_address(low)? {
+            low -= 1;
+        }
+        let symbol_start = t.sym_address(low)?;
+        let mut symbol_end = 0u64;
+        for i in low + 1..n {
+            let a = t.sym_address(i)?;
+            if a > symbol_start {
+                symbol_end = a;
+                break;
+            }
+        }
+        if symbol_end == 0 {
+            symbol_end = self.sections.last_symbol_end(addr);
+        }
+        Some(SymbolPos {
+            pos: low,
+            size: symbol_end.wrapping_sub(symbol_start),
+            offset: addr.wrapping_sub(symbol_start),
+        })
+    }
+
+    /// `get_symbol_offset()`: byte offset in `kallsyms_names` of record `pos`,
+    /// found by walking from the nearest marker.
+    pub fn get_symbol_offset(&self, pos: usize) -> Option<usize> {
+        let t = &self.tables;
+        let mut off = *t.markers.get(pos / MARKER_STRIDE)? as usize;
+        for _ in 0..pos % MARKER_STRIDE {
+            off = skip_record(t, off)?;
+        }
+        Some(off)
+    }
+
+    /// The core-kernel part of `kallsyms_lookup_buildid()`: `None` when
+    /// `is_ksym_addr()` is false (the caller then tries modules).
+    pub fn lookup(&self, addr: u64, name: &mut NameBuf) -> Option<SymbolPos> {
+        if !self.sections.is_ksym_addr(addr) {
+            return None;
+        }
+        let p = self.get_symbol_pos(addr)?;
+        expand_symbol(&self.tables, self.get_symbol_offset(p.pos)?, name)?;
+        Some(p)
+    }
+
+    /// `kallsyms_lookup_names()` without `end`: the first name-order index
+    /// whose name equals `name`.
+    pub fn lookup_names(&self, name: &[u8], buf: &mut NameBuf) -> Option<usize> {
+        let t = &self.tables;
+        if t.is_empty() {
+            return None;
+        }
+        let mut low: isize = 0;
+        let mut high: isize = t.len() as isize - 1;
+        let mut mid = 0isize;
+        let mut found = false;
+        while low <= high {
+            mid = low + (high - low) / 2;
+            self.expand_seq(mid as usize, buf)?;
+            match name.cmp(buf.as_bytes()) {
+                core::cmp::Ordering::Greater => low = mid + 1,
+                core::cmp::Ordering::Less => high = mid - 1,
+                core::cmp::Ordering::Equal => {
+                    found = true;
+                    break;
+                }
+            }
+        }
+        if !found {
+            return None;
+        }
+        let mut low = mid as usize;
+        while low > 0 {
+            self.expand_seq(low - 1, buf)?;
+            if buf.as_bytes() != name {
+                break;
+            }
+            low -= 1;
+        }
+        Some(low)
+    }
+
+    fn expand_seq(&self, index: usize, buf: &mut NameBuf) -> Option<()> {
+        let seq = self.tables.symbol_seq(index)?;
+        let off = self.get_symbol_offset(seq)?;
+        expand_symbol(&self.tables, off, buf).map(|_| ())
+    }
+
+    /// The core-kernel part of `kallsyms_lookup_name()`: address of the first
+    /// symbol named `name` (0 for the empty name, as in the kernel).
+    pub fn lookup_name(&self, name: &[u8], buf: &mut NameBuf) -> Option<u64> {
+        if name.is_empty() {
+            return None;
+        }
+        let i = self.lookup_names(name, buf)?;
+        self.tables.sym_address(self.tables.symbol_seq(i)?)
+    }
+}

@@ -1,0 +1,152 @@
+//! Symbol names: a fixed buffer and the kernel's token expansion.
+
+use crate::tables::{KallsymsTables, KSYM_NAME_LEN};
+
+/// A symbol name in a fixed `KSYM_NAME_LEN` buffer, like the kernel's
+/// `char namebuf[KSYM_NAME_LEN]` (at most 511 bytes plus room for the NUL).
+#[derive(Clone)]
+pub struct NameBuf {
+    buf: [u8; KSYM_NAME_LEN],
+    len: usize,
+}
+
+impl Default for NameBuf {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::fmt::Debug for NameBuf {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{:?}",
+            core::str::from_utf8(self.as_bytes()).unwrap_or("<non-utf8>")
+        )
+    }
+}
+
+impl PartialEq for NameBuf {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+impl Eq for NameBuf {}
+
+impl NameBuf {
+    /// An empty name.
+    pub const fn new() -> Self {
+        Self {
+            buf: [0; KSYM_NAME_LEN],
+            len: 0,
+        }
+    }
+
+    /// The name bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+
+    /// Length in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the name is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Empties the buffer.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Replaces the content with `bytes`, truncated as `strscpy(.., KSYM_NAME_LEN)`
+    /// truncates (to 511 bytes).
+    pub fn set(&mut self, bytes: &[u8]) {
+        let n = bytes.len().min(KSYM_NAME_LEN - 1);
+        self.buf[..n].copy_from_slice(&bytes[..n]);
+        self.len = n;
+    }
+
+    /// Appends `bytes`, keeping at most `KSYM_NAME_LEN - 1` bytes in total.
+    #[inline]
+    fn push_truncated(&mut self, bytes: &[u8]) {
+        let room = KSYM_NAME_LEN - 1 - self.len;
+        let n = bytes.len().min(room);
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + n), bytes.get(..n)) {
+            dst.copy_from_slice(src);
+            self.len += n;
+        }
+    }
+}
+
+/// `kallsyms_expand_symbol()`: expands the record at byte offset `off` of
+/// `kallsyms_names` into `out`, dropping the leading type character and
+/// truncating at `KSYM_NAME_LEN - 1` bytes exactly as the kernel does.
+///
+/// Returns the offset of the next record, or `None` when the record or a
+/// token lies outside the tables (which a validated table never does).
+#[inline]
+pub fn expand_symbol(t: &KallsymsTables<'_>, off: usize, out: &mut NameBuf) -> Option<usize> {
+    out.clear();
+    let (data, len) = t.record_at(off)?;
+    let bytes = t.names.get(data..data.checked_add(len)?)?;
+    let mut skipped_first = false;
+    for &b in bytes {
+        let mut tok = t.token(b)?;
+        if !skipped_first {
+            if let Some((_, rest)) = tok.split_first() {
+                tok = rest;
+                skipped_first = true;
+            }
+        }
+        out.push_truncated(tok);
+    }
+    Some(data + len)
+}
+
+/// `kallsyms_get_symbol_type()`: the type character of the record at `off`.
+#[inline]
+pub fn symbol_type(t: &KallsymsTables<'_>, off: usize) -> Option<u8> {
+    let (data, _) = t.record_at(off)?;
+    let first = *t.names.get(data)?;
+    t.token(first)?.first().copied()
+}
+
+/// Compares `name` with the expanded name of the record at `off`, token by
+/// token, stopping at the first difference (no expansion into a buffer).
+/// Returns `None` for a malformed record.
+#[inline]
+pub fn name_equals(t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bool> {
+    let (data, len) = t.record_at(off)?;
+    let bytes = t.names.get(data..data.checked_add(len)?)?;
+    let mut rest = name;
+    let mut skipped_first = false;
+    for &b in bytes {
+        let mut tok = t.token(b)?;
+        if !skipped_first {
+            if let Some((_, r)) = tok.split_first() {
+                tok = r;
+                skipped_first = true;
+            }
+        }
+        match rest.strip_prefix(tok) {
+            Some(r) => rest = r,
+            None => return Some(false),
+        }
+    }
+    Some(rest.is_empty())
+}
+
+/// Skips one record starting at `off`; returns the offset of the next one.
+#[inline]
+pub fn skip_record(t: &KallsymsTables<'_>, off: usize) -> Option<usize> {
+    let (data, len) = t.record_at(off)?;
+    data.checked_add(len)
+}
