@@ -14,6 +14,13 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod cache;
+pub mod fast;
+pub mod format;
+pub mod linear;
+pub mod mainline;
+pub mod module;
+pub mod name;
 pub mod tables;
 
 #[cfg(feature = "alloc")]
