@@ -26,4 +26,7 @@ pub mod tables;
 #[cfg(feature = "alloc")]
 pub mod owned;
 
+#[cfg(feature = "alloc")]
+pub mod build;
+
 pub use tables::{KallsymsTables, Sections, TableError, KSYM_NAME_LEN};
