@@ -19,6 +19,8 @@ pub mod fast;
 pub mod format;
 pub mod linear;
 pub mod mainline;
+#[cfg(feature = "alloc")]
+pub mod mirror;
 pub mod module;
 pub mod name;
 pub mod tables;

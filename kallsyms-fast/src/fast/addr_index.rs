@@ -224,3 +224,15 @@ impl<'a> AddrIndex<'a> {
         Some(off)
     }
 }
+
+impl<'a> AddrIndex<'a> {
+    /// Re-borrows storage that [`build_addr_index`] filled with `layout`.
+    /// Wrong storage gives wrong answers, never a panic.
+    pub fn from_parts(layout: AddrIndexLayout, buckets: &'a [u32], name_delta: &'a [u16]) -> Self {
+        Self {
+            layout,
+            buckets,
+            name_delta,
+        }
+    }
+}

@@ -157,3 +157,15 @@ impl<'a> NameIndex<'a> {
         None
     }
 }
+
+impl<'a> NameIndex<'a> {
+    /// Re-borrows storage that [`build_name_index`] filled with `layout`.
+    /// Wrong storage gives wrong answers, never a panic.
+    pub fn from_parts(layout: NameIndexLayout, directory: &'a [u32], entries: &'a [u32]) -> Self {
+        Self {
+            layout,
+            directory,
+            entries,
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! The userspace mirror: one kernel's core tables and modules with every
+//! lookup algorithm over them, for the resolver, the benchmark and the
+//! differential tests.
+//!
+//! Module memory regions: the kernel's exact `mod->mem[type]` bounds are
+//! not visible from userspace. When a capture carries them (the project's
+//! test module dumps them) they are used as they are; otherwise
+//! [`estimate_layout`] derives them from `/proc/modules` and the module's
+//! symbols, and only the size printed for the last symbol of a region can
+//! then differ from the kernel's.
+
+use alloc::boxed::Box;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::cache::DefaultWchanCache;
+use crate::fast::{
+    build_addr_index, build_module_index, build_name_index, find_in_index, AddrIndex,
+    AddrIndexLayout, FastCore, ModEntry, NameIndex, NameIndexLayout,
+};
+use crate::format::{self, Found, SymbolBuf};
+use crate::linear::Linear;
+use crate::mainline::Mainline;
+use crate::module::{
+    find_kallsyms_symbol, within_module, MemRegion, ModuleLayout, ModuleSymtab, MOD_TEXT,
+};
+use crate::name::NameBuf;
+use crate::owned::{OwnedTables, RawSymbol};
+use crate::tables::{Sections, TableError};
+
+/// Which implementation answers a lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algo {
+    /// The 2.6.9-era linear scans.
+    Linear,
+    /// The faithful 6.12 port.
+    Mainline,
+    /// kallsyms-fast's indexes.
+    Fast,
+    /// kallsyms-fast's indexes behind the wchan cache (wchan lookups only;
+    /// other lookups behave as [`Algo::Fast`]).
+    Cached,
+}
+
+/// A module symtab held in memory: entry 0 is the ELF null symbol.
+#[derive(Clone, Debug, Default)]
+pub struct OwnedSymtab {
+    values: Vec<u64>,
+    undef: Vec<bool>,
+    name_start: Vec<u32>,
+    names: Vec<u8>,
+}
+
+impl OwnedSymtab {
+    /// Builds a symtab from symbols in symtab order (as `/proc/kallsyms`
+    /// lists a module's symbols); type `U` marks `SHN_UNDEF`.
+    pub fn from_symbols(symbols: &[RawSymbol]) -> Self {
+        let mut s = Self {
+            values: vec![0],
+            undef: vec![true],
+            name_start: vec![0, 0],
+            names: Vec::new(),
+        };
+        for sym in symbols {
+            s.values.push(sym.addr);
+            s.undef.push(sym.kind == b'U');
+            s.names.extend_from_slice(&sym.name);
+            s.name_start.push(s.names.len() as u32);
+        }
+        s
+    }
+}
+
+impl ModuleSymtab for OwnedSymtab {
+    fn num_symtab(&self) -> usize {
+        self.values.len()
+    }
+    fn value(&self, i: usize) -> u64 {
+        self.values.get(i).copied().unwrap_or(0)
+    }
+    fn is_undef(&self, i: usize) -> bool {
+        self.undef.get(i).copied().unwrap_or(true)
+    }
+    fn name(&self, i: usize) -> &[u8] {
+        match (self.name_start.get(i), self.name_start.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.names.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}
+
+/// One loaded module of the mirror.
+#[derive(Clone, Debug)]
+pub struct MirrorModule {
+    /// Module name.
+    pub name: Vec<u8>,
+    /// Symtab in symtab order.
+    pub symtab: OwnedSymtab,
+    /// Memory regions.
+    pub layout: ModuleLayout,
+    index: Vec<ModEntry>,
+}
+
+impl MirrorModule {
+    /// A module from its symbols (symtab order) and layout; builds its index.
+    pub fn new(name: &[u8], symbols: &[RawSymbol], layout: ModuleLayout) -> Self {
+        let symtab = OwnedSymtab::from_symbols(symbols);
+        let mut index =
+            vec![ModEntry::default(); crate::fast::module_index::module_index_capacity(&symtab)];
+        let n = build_module_index(&symtab, &mut index).unwrap_or(0);
+        index.truncate(n);
+        Self {
+            name: name.to_vec(),
+            symtab,
+            layout,
+            index,
+        }
+    }
+
+    /// Bytes used by the module's fast index.
+    pub fn index_bytes(&self) -> usize {
+        self.index.len() * core::mem::size_of::<ModEntry>()
+    }
+}
+
+/// Estimates a module's layout when the exact one is unknown: `MOD_TEXT`
+/// starts at `text_base` (the address `/proc/modules` prints) and ends at
+/// the page boundary after its highest text symbol. Other regions stay
+/// empty, so data addresses resolve as unknown.
+pub fn estimate_layout(text_base: u64, symbols: &[RawSymbol]) -> ModuleLayout {
+    let mut layout = ModuleLayout::default();
+    let top = symbols
+        .iter()
+        .filter(|s| matches!(s.kind, b't' | b'T') && s.addr >= text_base)
+        .map(|s| s.addr)
+        .max()
+        .unwrap_or(text_base);
+    let end = (top | 0xfff).wrapping_add(1);
+    layout[MOD_TEXT] = MemRegion {
+        base: text_base,
+        size: end.wrapping_sub(text_base),
+    };
+    layout
+}
+
+/// Section bounds from a core symbol list (the linker symbols are in it).
+///
+/// `CONFIG_KALLSYMS_ALL` is inferred from the presence of any symbol outside
+/// the text ranges (`scripts/kallsyms` drops those otherwise); the gate area
+/// (x86_64 vsyscall page) from the symbol `emulate_vsyscall`.
+pub fn sections_from_symbols(symbols: &[RawSymbol]) -> Sections {
+    let find = |n: &[u8]| {
+        symbols
+            .iter()
+            .find(|s| s.name == n)
+            .map(|s| s.addr)
+            .unwrap_or(0)
+    };
+    let mut s = Sections {
+        stext: find(b"_stext"),
+        etext: find(b"_etext"),
+        sinittext: find(b"_sinittext"),
+        einittext: find(b"_einittext"),
+        end: find(b"_end"),
+        init_begin: find(b"__init_begin"),
+        init_end: find(b"__init_end"),
+        gate: None,
+        all_symbols: false,
+    };
+    let in_text = |a: u64| (a >= s.stext && a <= s.etext) || (a >= s.sinittext && a <= s.einittext);
+    s.all_symbols = symbols.iter().any(|sym| !in_text(sym.addr));
+    if symbols.iter().any(|sym| sym.name == b"emulate_vsyscall") {
+        s.gate = Some((0xffff_ffff_ff60_0000, 0xffff_ffff_ff60_1000));
+    }
+    s
+}
+
+/// Where a resolved address was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resolution {
+    /// Symbol size.
+    pub size: u64,
+    /// Offset into the symbol.
+    pub offset: u64,
+    /// Index into [`Mirror::modules`], `None` for the core kernel.
+    pub module: Option<usize>,
+}
+
+/// A kernel's symbols with all lookup algorithms over them.
+pub struct Mirror {
+    tables: OwnedTables,
+    addr_layout: AddrIndexLayout,
+    buckets: Vec<u32>,
+    name_delta: Vec<u16>,
+    name_layout: NameIndexLayout,
+    directory: Vec<u32>,
+    entries: Vec<u32>,
+    modules: Vec<MirrorModule>,
+    /// `(start, end, module, region type)` sorted by start.
+    regions: Vec<(u64, u64, u32)>,
+    cache: Box<DefaultWchanCache>,
+}
+
+impl Mirror {
+    /// Validates `tables` and builds every index. `modules` are in the
+    /// kernel's module-list order (newest first, as `/proc/kallsyms` lists
+    /// them).
+    pub fn new(tables: OwnedTables, modules: Vec<MirrorModule>) -> Result<Self, TableError> {
+        let view = tables.view();
+        let mut scratch = vec![0u64; view.len().div_ceil(64)];
+        view.validate(&mut scratch)?;
+        let addr_layout = AddrIndexLayout::for_table(&view, &tables.sections);
+        let mut buckets = vec![0u32; addr_layout.bucket_words];
+        let mut name_delta = vec![0u16; addr_layout.delta_words];
+        build_addr_index(&view, addr_layout, &mut buckets, &mut name_delta)?;
+        let name_layout = NameIndexLayout::for_len(view.len());
+        let mut directory = vec![0u32; name_layout.directory_words];
+        let mut entries = vec![0u32; name_layout.entry_words];
+        let mut hashes = vec![0u64; view.len()];
+        build_name_index(
+            &view,
+            name_layout,
+            &mut directory,
+            &mut entries,
+            &mut hashes,
+        )?;
+        let mut regions = Vec::new();
+        for (i, m) in modules.iter().enumerate() {
+            for r in m.layout.iter().filter(|r| r.size != 0) {
+                regions.push((r.base, r.base.wrapping_add(r.size), i as u32));
+            }
+        }
+        regions.sort_unstable();
+        Ok(Self {
+            tables,
+            addr_layout,
+            buckets,
+            name_delta,
+            name_layout,
+            directory,
+            entries,
+            modules,
+            regions,
+            cache: Box::default(),
+        })
+    }
+
+    /// The core tables.
+    pub fn tables(&self) -> &OwnedTables {
+        &self.tables
+    }
+
+    /// The modules, in module-list order.
+    pub fn modules(&self) -> &[MirrorModule] {
+        &self.modules
+    }
+
+    /// The wchan cache.
+    pub fn cache(&self) -> &DefaultWchanCache {
+        &self.cache
+    }
+
+    /// Bytes the core fast path adds over the kernel's tables:
+    /// `(address index + record offsets, name index)`.
+    pub fn extra_bytes(&self) -> (usize, usize) {
+        (self.addr_layout.bytes(), self.name_layout.bytes())
+    }
+
+    /// The mainline port over the core tables.
+    pub fn mainline(&self) -> Mainline<'_> {
+        Mainline::new(self.tables.view(), self.tables.sections)
+    }
+
+    /// The fast path over the core tables.
+    pub fn fast(&self) -> FastCore<'_> {
+        FastCore {
+            tables: self.tables.view(),
+            sections: self.tables.sections,
+            addr: AddrIndex::from_parts(self.addr_layout, &self.buckets, &self.name_delta),
+            names: NameIndex::from_parts(self.name_layout, &self.directory, &self.entries),
+        }
+    }
+
+    /// `__module_address()`: the module owning `addr`, by the kernel's
+    /// `within_module` rule (a scan, as the baselines pay for it).
+    fn module_scan(&self, addr: u64) -> Option<usize> {
+        self.modules
+            .iter()
+            .position(|m| within_module(&m.layout, addr))
+    }
+
+    /// The same through the sorted region table.
+    fn module_search(&self, addr: u64) -> Option<usize> {
+        let i = self
+            .regions
+            .partition_point(|r| r.0 <= addr)
+            .checked_sub(1)?;
+        let &(start, end, m) = self.regions.get(i)?;
+        (addr >= start && addr < end).then_some(m as usize)
+    }
+
+    /// `kallsyms_lookup_buildid()` without build IDs: the name into `name`.
+    pub fn resolve(&self, algo: Algo, addr: u64, name: &mut NameBuf) -> Option<Resolution> {
+        let s = &self.tables.sections;
+        let all = s.all_symbols;
+        let core = match algo {
+            Algo::Linear => Linear::new(self.tables.view(), *s).lookup(addr, name),
+            Algo::Mainline => self.mainline().lookup(addr, name),
+            Algo::Fast | Algo::Cached => self.fast().lookup(addr, name),
+        };
+        if let Some(p) = core {
+            return Some(Resolution {
+                size: p.size,
+                offset: p.offset,
+                module: None,
+            });
+        }
+        if s.is_ksym_addr(addr) {
+            return None;
+        }
+        let (mi, hit) = match algo {
+            Algo::Linear | Algo::Mainline => {
+                let mi = self.module_scan(addr)?;
+                let m = self.modules.get(mi)?;
+                (mi, find_kallsyms_symbol(&m.symtab, &m.layout, addr, all)?)
+            }
+            Algo::Fast | Algo::Cached => {
+                let mi = self.module_search(addr)?;
+                let m = self.modules.get(mi)?;
+                (mi, find_in_index(&m.index, &m.layout, addr, all)?)
+            }
+        };
+        name.set(self.modules.get(mi)?.symtab.name(hit.index));
+        Some(Resolution {
+            size: hit.size,
+            offset: hit.offset,
+            module: Some(mi),
+        })
+    }
+
+    /// What `sprint_symbol()` (`add_offset`) or `sprint_symbol_no_offset()`
+    /// prints for `addr`.
+    pub fn sprint(
+        &self,
+        algo: Algo,
+        addr: u64,
+        add_offset: bool,
+        name: &mut NameBuf,
+        out: &mut SymbolBuf,
+    ) {
+        let r = self.resolve(algo, addr, name);
+        let found = r.map(|r| Found {
+            name: name.as_bytes(),
+            size: r.size,
+            offset: r.offset,
+            module: r
+                .module
+                .and_then(|m| self.modules.get(m))
+                .map(|m| m.name.as_slice()),
+        });
+        format::sprint_symbol(out, addr, found.as_ref(), add_offset);
+    }
+
+    /// What `/proc/PID/wchan` prints for a task whose `get_wchan()` is `addr`.
+    pub fn wchan(&self, algo: Algo, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
+        if algo == Algo::Cached && addr != 0 {
+            let generation = self.cache.generation();
+            if let Some(n) = self.cache.get(addr) {
+                format::wchan(out, addr, Some(&n));
+                return;
+            }
+            let found = self.resolve(Algo::Fast, addr, name).is_some();
+            if found {
+                self.cache.insert(addr, generation, name.as_bytes());
+            }
+            format::wchan(out, addr, found.then_some(name.as_bytes()));
+            return;
+        }
+        let found = addr != 0 && self.resolve(algo, addr, name).is_some();
+        format::wchan(out, addr, found.then_some(name.as_bytes()));
+    }
+
+    /// `kallsyms_lookup_name()`: the address of `name`, 0 when not found
+    /// (the kernel's convention). `module:name` looks in one module.
+    pub fn lookup_name(&self, algo: Algo, name: &[u8], buf: &mut NameBuf) -> u64 {
+        if name.is_empty() {
+            return 0;
+        }
+        let core = match algo {
+            Algo::Linear | Algo::Mainline => self.mainline().lookup_name(name, buf),
+            Algo::Fast | Algo::Cached => self.fast().lookup_name(name),
+        };
+        if let Some(a) = core {
+            return a;
+        }
+        let value_in = |m: &MirrorModule, n: &[u8]| {
+            (0..m.symtab.num_symtab())
+                .find(|&i| m.symtab.name(i) == n && !m.symtab.is_undef(i))
+                .map_or(0, |i| m.symtab.value(i))
+        };
+        // The kernel searches for ':' within MODULE_NAME_LEN (56) bytes.
+        if let Some(colon) = name.iter().take(56).position(|&b| b == b':') {
+            let (modname, rest) = (&name[..colon], &name[colon + 1..]);
+            return self
+                .modules
+                .iter()
+                .find(|m| m.name == modname)
+                .map_or(0, |m| value_in(m, rest));
+        }
+        self.modules
+            .iter()
+            .map(|m| value_in(m, name))
+            .find(|&v| v != 0)
+            .unwrap_or(0)
+    }
+}
