@@ -28,6 +28,9 @@ pub mod tables;
 #[cfg(feature = "alloc")]
 pub mod owned;
 
+#[cfg(feature = "std")]
+pub mod parse;
+
 #[cfg(feature = "alloc")]
 pub mod build;
 

@@ -1,0 +1,479 @@
+//! `/proc/kallsyms`.
+//!
+//! The kernel prints (`s_show()` in `kernel/kallsyms.c`):
+//!
+//! ```text
+//! %px %c %s\n             core symbols, in address order
+//! %px %c %s\t[%s]\n       module symbols and pseudo-module symbols
+//! ```
+//!
+//! The records come in four runs: the core symbols (from the kallsyms
+//! tables, ascending), then every formed module's symtab in `modules` list
+//! order (`module_get_kallsym()`), then the ftrace entries
+//! (`ftrace_mod_get_kallsym()`: init functions of modules whose init text was
+//! freed, under the *module's* name, and trampolines under
+//! `__builtin__ftrace`), then BPF programs under `bpf`, then kprobe pages
+//! under `__builtin__kprobes`.
+//!
+//! The parser is lenient about the layout (any run of spaces/tabs between
+//! fields, leading/trailing blanks, CRLF line ends, blank lines, an `0x`
+//! prefix on addresses, a missing final newline) and strict about the
+//! content (see [`ParseErrorKind`]).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use super::error::{Field, ParseError, ParseErrorKind};
+use super::lex::{self, Cursor};
+use crate::owned::RawSymbol;
+
+/// One module's symbols, in file order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleSymbols {
+    /// The module name (without brackets).
+    pub name: String,
+    /// Its symbols in file order, which is the module's symtab order (minus
+    /// the unnamed entries `s_show()` skips). The order matters for
+    /// tie-breaking between symbols at the same address.
+    pub symbols: Vec<RawSymbol>,
+}
+
+/// A parsed `/proc/kallsyms`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcKallsyms {
+    /// Core kernel symbols, ascending by address (verified).
+    pub core: Vec<RawSymbol>,
+    /// Real module symtabs, in order of first appearance (the kernel's
+    /// `modules` list order).
+    pub modules: Vec<ModuleSymbols>,
+    /// Symbols that are not in any module symtab, grouped by the bracketed
+    /// name in order of first appearance: `[bpf]` programs,
+    /// `[__builtin__ftrace]` trampolines, `[__builtin__kprobes]` insn pages,
+    /// and the freed init functions ftrace remembers for modules (listed
+    /// under the module's own name, after all symtabs).
+    ///
+    /// They are kept out of [`ProcKallsyms::modules`] because the kernel's
+    /// `module_address_lookup()` never sees them. Every line from the first
+    /// pseudo-module line on is counted here, as is a module's name coming
+    /// back after another module (ftrace's list). One case is ambiguous in
+    /// the text alone: ftrace entries for the *last* module in the list that
+    /// directly follow its own symtab are counted as symtab symbols.
+    pub pseudo: Vec<ModuleSymbols>,
+}
+
+/// Is this bracketed name a pseudo-module (not a real `struct module`)?
+///
+/// True for `bpf` and for names starting with `__builtin__`
+/// (`__builtin__ftrace`, `__builtin__kprobes`), the names `kernel/kallsyms.c`
+/// and `kernel/trace/ftrace.c` use. No in-tree module has such a name.
+pub fn is_pseudo_module(name: &str) -> bool {
+    name == "bpf" || name.starts_with("__builtin__")
+}
+
+/// One parsed symbol line, borrowing from the input.
+pub(crate) struct SymLine<'a> {
+    pub(crate) addr: u64,
+    pub(crate) kind: u8,
+    pub(crate) name: &'a [u8],
+    pub(crate) module: Option<&'a [u8]>,
+}
+
+/// Parses `addr type name [\[module\]]` starting at a non-blank byte, and
+/// moves past the line end.
+#[inline(always)]
+pub(crate) fn sym_line<'a>(
+    c: &mut Cursor<'a>,
+    allow_module: bool,
+) -> Result<SymLine<'a>, ParseErrorKind> {
+    let addr = c.hex(Field::Address)?;
+    c.separator(Field::Address, Field::Type)?;
+    let kind = c.type_char()?;
+    c.separator(Field::Type, Field::Name)?;
+    let name = c.name()?;
+    c.skip_blanks();
+    let mut module = None;
+    if allow_module && c.eat(b'[') {
+        let m = c.until(b']').ok_or(ParseErrorKind::Malformed {
+            field: Field::Module,
+            reason: "missing closing ']'",
+        })?;
+        module = Some(m);
+    }
+    c.end_line()?;
+    Ok(SymLine {
+        addr,
+        kind,
+        name,
+        module,
+    })
+}
+
+#[derive(PartialEq, Eq)]
+enum Phase {
+    Core,
+    Modules,
+    Pseudo,
+}
+
+impl ProcKallsyms {
+    /// Reads and parses a `/proc/kallsyms` file.
+    pub fn read(path: &Path) -> Result<Self, ParseError> {
+        let data = std::fs::read(path).map_err(|e| ParseError::io(path, e))?;
+        Self::parse(path, &data)
+    }
+
+    /// Parses `/proc/kallsyms` text; `file` names the source in errors.
+    ///
+    /// Errors: [`ParseErrorKind::Empty`] if there is no symbol,
+    /// [`ParseErrorKind::ZeroedAddresses`] if every address is zero,
+    /// [`ParseErrorKind::Unsorted`] if the core symbols are not ascending,
+    /// and a line-level error for the first bad line (including a core line
+    /// after module lines).
+    pub fn parse(file: &Path, data: &[u8]) -> Result<Self, ParseError> {
+        let mut out = ProcKallsyms {
+            // ~45 bytes per line on x86_64.
+            core: Vec::with_capacity(data.len() / 44),
+            ..Default::default()
+        };
+        let mut c = Cursor::new(data);
+        let mut phase = Phase::Core;
+        let mut prev = 0u64;
+        let mut any_nonzero = false;
+        // Index of the current group in `modules` or `pseudo`.
+        let mut cur: Option<usize> = None;
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut pseudo_idx: HashMap<String, usize> = HashMap::new();
+
+        while c.next_line() {
+            let line = c.line;
+            let err = |kind| ParseError::at(file, line, kind);
+            let s = sym_line(&mut c, true).map_err(err)?;
+            any_nonzero |= s.addr != 0;
+            let sym = RawSymbol {
+                addr: s.addr,
+                kind: s.kind,
+                name: s.name.to_vec(),
+            };
+            let Some(m) = s.module else {
+                if phase != Phase::Core {
+                    return Err(err(ParseErrorKind::Malformed {
+                        field: Field::Module,
+                        reason: "core symbol (no [module]) after module symbols",
+                    }));
+                }
+                if s.addr < prev {
+                    return Err(err(ParseErrorKind::Unsorted { prev, addr: s.addr }));
+                }
+                prev = s.addr;
+                out.core.push(sym);
+                continue;
+            };
+            // Fast path: same module as the previous line.
+            let groups = if phase == Phase::Pseudo {
+                &mut out.pseudo
+            } else {
+                &mut out.modules
+            };
+            if let Some(g) = cur.and_then(|i| groups.get_mut(i)) {
+                if g.name.as_bytes() == m {
+                    g.symbols.push(sym);
+                    continue;
+                }
+            }
+            let name = lex::module_name(m).map_err(err)?;
+            if phase != Phase::Pseudo && (is_pseudo_module(name) || seen.contains(name)) {
+                phase = Phase::Pseudo;
+            }
+            if phase == Phase::Pseudo {
+                let i = match pseudo_idx.get(name) {
+                    Some(&i) => i,
+                    None => {
+                        out.pseudo.push(ModuleSymbols {
+                            name: name.to_string(),
+                            symbols: Vec::new(),
+                        });
+                        let i = out.pseudo.len() - 1;
+                        pseudo_idx.insert(name.to_string(), i);
+                        i
+                    }
+                };
+                if let Some(g) = out.pseudo.get_mut(i) {
+                    g.symbols.push(sym);
+                }
+                cur = Some(i);
+            } else {
+                phase = Phase::Modules;
+                seen.insert(name.to_string());
+                out.modules.push(ModuleSymbols {
+                    name: name.to_string(),
+                    symbols: std::vec![sym],
+                });
+                cur = Some(out.modules.len() - 1);
+            }
+        }
+        if out.core.is_empty() && out.modules.is_empty() && out.pseudo.is_empty() {
+            return Err(ParseError::whole(file, ParseErrorKind::Empty));
+        }
+        if !any_nonzero {
+            return Err(ParseError::whole(file, ParseErrorKind::ZeroedAddresses));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::string::ToString;
+
+    fn p(s: &str) -> Result<ProcKallsyms, ParseError> {
+        ProcKallsyms::parse(Path::new("kallsyms"), s.as_bytes())
+    }
+
+    fn kind_at(s: &str) -> (Option<usize>, ParseErrorKind) {
+        match p(s) {
+            Ok(_) => panic!("expected an error for {s:?}"),
+            Err(e) => (e.line, e.kind),
+        }
+    }
+
+    const SAMPLE: &str = "\
+ffffffff81000000 T _stext
+ffffffff81000000 T _text
+ffffffff81000010 t helper
+ffffffffc0001000 t mod_a_init\t[mod_a]
+ffffffffc0001000 T mod_a_alias\t[mod_a]
+ffffffffc0000000 d mod_a_data\t[mod_a]
+ffffffffc0100000 t mod_b_fn\t[mod_b]
+ffffffffc0002000 T mod_a_freed_init\t[mod_a]
+ffffffffc0200000 t ftrace_trampoline\t[__builtin__ftrace]
+ffffffffc0300000 t bpf_prog_1234_x\t[bpf]
+ffffffffc0300100 t bpf_prog_5678_y\t[bpf]
+ffffffffc0400000 t kprobe_insn_page\t[__builtin__kprobes]
+";
+
+    #[test]
+    fn happy_path() {
+        let k = p(SAMPLE).unwrap();
+        assert_eq!(k.core.len(), 3);
+        assert_eq!(k.core[2].name, b"helper");
+        assert_eq!(k.core[2].kind, b't');
+        assert_eq!(k.core[2].addr, 0xffffffff81000010);
+        assert_eq!(k.modules.len(), 2);
+        assert_eq!(k.modules[0].name, "mod_a");
+        let names: Vec<&[u8]> = k.modules[0].symbols.iter().map(|s| &s.name[..]).collect();
+        // File order, not address order.
+        assert_eq!(names, [&b"mod_a_init"[..], b"mod_a_alias", b"mod_a_data"]);
+        assert_eq!(k.modules[1].name, "mod_b");
+        let pseudo: Vec<(&str, usize)> = k
+            .pseudo
+            .iter()
+            .map(|g| (g.name.as_str(), g.symbols.len()))
+            .collect();
+        assert_eq!(
+            pseudo,
+            [
+                ("mod_a", 1),
+                ("__builtin__ftrace", 1),
+                ("bpf", 2),
+                ("__builtin__kprobes", 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn lenient_layout() {
+        let k = p("\n  0xffffffff81000000   T\t_stext  \r\n\r\nffffffff81000001 t x \t [m] \r\n\nffffffff81000002 t y\t[m]")
+            .unwrap();
+        assert_eq!(k.core.len(), 1);
+        assert_eq!(k.core[0].name, b"_stext");
+        assert_eq!(k.modules.len(), 1);
+        assert_eq!(k.modules[0].symbols.len(), 2);
+        // Short (32-bit) addresses.
+        let k = p("c1000000 T _stext\n").unwrap();
+        assert_eq!(k.core[0].addr, 0xc1000000);
+    }
+
+    #[test]
+    fn empty_and_zeroed() {
+        assert!(matches!(kind_at(""), (None, ParseErrorKind::Empty)));
+        assert!(matches!(
+            kind_at("\n \r\n\n"),
+            (None, ParseErrorKind::Empty)
+        ));
+        let zeroed = "0000000000000000 T _stext\n0000000000000000 t x\t[m]\n";
+        let e = p(zeroed).unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::ZeroedAddresses));
+        assert!(e.to_string().contains("kptr_restrict"));
+    }
+
+    #[test]
+    fn truncated_lines() {
+        for (s, f) in [
+            ("ffffffff81000000\n", Field::Type),
+            ("ffffffff81000000 \n", Field::Type),
+            ("ffffffff81000000 T\n", Field::Name),
+            ("ffffffff81000000 T   \r\n", Field::Name),
+            ("ffffffff81000000 T", Field::Name),
+        ] {
+            match kind_at(s) {
+                (Some(1), ParseErrorKind::Truncated { missing }) => assert_eq!(missing, f, "{s:?}"),
+                other => panic!("{s:?}: {other:?}"),
+            }
+        }
+        let (line, k) = kind_at("ffffffff81000000 T a\nffffffff81000001 t\n");
+        assert_eq!(line, Some(2));
+        assert!(matches!(
+            k,
+            ParseErrorKind::Truncated {
+                missing: Field::Name
+            }
+        ));
+    }
+
+    #[test]
+    fn bad_fields() {
+        assert!(matches!(
+            kind_at("ffffffffg1000000 T a\n").1,
+            ParseErrorKind::BadAddress {
+                field: Field::Address,
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("0x T a\n").1,
+            ParseErrorKind::BadAddress { .. }
+        ));
+        assert!(matches!(
+            kind_at("1ffffffff81000000 T a\n").1,
+            ParseErrorKind::BadAddress {
+                reason: "more than 16 hex digits",
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("ffffffff81000000 TT a\n").1,
+            ParseErrorKind::Malformed {
+                field: Field::Type,
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("ffffffff81000000 \x01 a\n").1,
+            ParseErrorKind::Malformed {
+                field: Field::Type,
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("ffffffff81000000 T a b\n").1,
+            ParseErrorKind::Malformed {
+                field: Field::Trailing,
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("ffffffff81000000 T a\rb\n").1,
+            ParseErrorKind::Malformed {
+                field: Field::Trailing,
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("ffffffff81000000 T a\t[mod\n").1,
+            ParseErrorKind::Malformed {
+                field: Field::Module,
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("ffffffff81000000 T a\t[]\n").1,
+            ParseErrorKind::Malformed {
+                field: Field::Module,
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("ffffffff81000000 T a\t[m o]\n").1,
+            ParseErrorKind::Malformed {
+                field: Field::Module,
+                ..
+            }
+        ));
+        assert!(matches!(
+            kind_at("ffffffff81000000 T a\t[m] x\n").1,
+            ParseErrorKind::Malformed {
+                field: Field::Trailing,
+                ..
+            }
+        ));
+        let long = "m".repeat(56);
+        assert!(matches!(
+            kind_at(&std::format!("ffffffff81000000 T a\t[{long}]\n")).1,
+            ParseErrorKind::Malformed {
+                field: Field::Module,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn names() {
+        let ok = "n".repeat(511);
+        assert!(p(&std::format!("ffffffff81000000 T {ok}\n")).is_ok());
+        let long = "n".repeat(512);
+        assert!(matches!(
+            kind_at(&std::format!("ffffffff81000000 T {long}\n")).1,
+            ParseErrorKind::NameTooLong { len: 512 }
+        ));
+        let e = ProcKallsyms::parse(Path::new("k"), b"ffffffff81000000 T a\xffb\n").unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::NonUtf8Name));
+        let e =
+            ProcKallsyms::parse(Path::new("k"), b"ffffffff81000000 T a\t[m\xff]\n").unwrap_err();
+        assert!(matches!(
+            e.kind,
+            ParseErrorKind::Malformed {
+                field: Field::Module,
+                ..
+            }
+        ));
+        // UTF-8 is accepted.
+        assert!(p("ffffffff81000000 T caf\u{e9}\n").is_ok());
+    }
+
+    #[test]
+    fn unsorted_and_order() {
+        let (line, k) = kind_at("ffffffff81000010 T a\nffffffff81000000 T b\n");
+        assert_eq!(line, Some(2));
+        assert!(matches!(
+            k,
+            ParseErrorKind::Unsorted {
+                prev: 0xffffffff81000010,
+                addr: 0xffffffff81000000
+            }
+        ));
+        let (line, k) =
+            kind_at("ffffffff81000000 T a\nffffffffc0000000 t b\t[m]\nffffffff81000010 T c\n");
+        assert_eq!(line, Some(3));
+        assert!(matches!(
+            k,
+            ParseErrorKind::Malformed {
+                field: Field::Module,
+                ..
+            }
+        ));
+        // Equal addresses are fine.
+        assert!(p("ffffffff81000000 T a\nffffffff81000000 T b\n").is_ok());
+    }
+
+    #[test]
+    fn error_names_file_and_line() {
+        let e = p("ffffffff81000000 T a\nzz T b\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kallsyms:2: bad address \"zz\": not a hexadecimal number"
+        );
+    }
+}
