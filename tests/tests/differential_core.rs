@@ -1,0 +1,229 @@
+//! Differential suite: the fast path and the 2.6.9 linear scan against the
+//! faithful mainline port, on random tables with aliases, big names, gaps,
+//! section ends and per-CPU symbols, for every kind of address.
+
+use kallsyms_fast::fast::{
+    build_addr_index, build_name_index, AddrIndexLayout, FastCore, NameIndexLayout,
+};
+use kallsyms_fast::linear::Linear;
+use kallsyms_fast::mainline::Mainline;
+use kallsyms_fast::name::NameBuf;
+use kallsyms_fast::owned::{OwnedTables, RawSymbol};
+use kallsyms_fast::Sections;
+use kallsyms_fast_tests::plain_tables;
+use proptest::prelude::*;
+
+const TEXT: u64 = 0xffff_ffff_8100_0000;
+
+/// A random kernel: symbols in kernel order plus section bounds.
+#[derive(Debug, Clone)]
+struct Kernel {
+    symbols: Vec<RawSymbol>,
+    absolute_percpu: bool,
+    sections: Sections,
+}
+
+fn name_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // Short names from a small alphabet: many duplicates.
+        8 => proptest::collection::vec(prop::sample::select(b"abcde_".to_vec()), 1..6),
+        // Long names, over the 127-byte single-length-byte limit.
+        1 => proptest::collection::vec(prop::sample::select(b"xyz_0123".to_vec()), 120..300),
+    ]
+}
+
+fn kernel_strategy() -> impl Strategy<Value = Kernel> {
+    (
+        1usize..900,
+        any::<bool>(),
+        any::<bool>(),
+        proptest::collection::vec(
+            (
+                0u32..5,
+                0u64..400,
+                name_strategy(),
+                prop::sample::select(b"tTdDbBrRW".to_vec()),
+            ),
+            900,
+        ),
+        0u64..40,
+    )
+        .prop_map(|(n, absolute_percpu, all_symbols, raw, percpu_count)| {
+            let mut symbols = Vec::new();
+            let mut addr = TEXT;
+            if absolute_percpu {
+                let mut pa = 0u64;
+                for (_, gap, name, _) in raw.iter().take(percpu_count as usize) {
+                    symbols.push(RawSymbol {
+                        addr: pa,
+                        kind: b'D',
+                        name: name.clone(),
+                    });
+                    pa += gap;
+                }
+            }
+            for (i, (alias, gap, name, kind)) in raw.into_iter().take(n).enumerate() {
+                // alias == 0: same address as the previous symbol.
+                if i > 0 && alias != 0 {
+                    addr += 1 + gap * if alias == 4 { 97 } else { 1 };
+                }
+                symbols.push(RawSymbol { addr, kind, name });
+            }
+            let last = symbols.last().map(|s| s.addr).unwrap_or(TEXT);
+            let span = last - TEXT;
+            // _etext somewhere in the upper half, inittext after it, _end last.
+            let etext = TEXT + span / 2 + 1;
+            let sections = Sections {
+                stext: TEXT,
+                etext,
+                sinittext: etext + (span / 4),
+                einittext: etext + (span / 4) * 2 + 1,
+                end: last + 64,
+                init_begin: etext + (span / 4),
+                init_end: etext + (span / 4) * 2 + 16,
+                gate: if span % 3 == 0 {
+                    Some((last + 0x1000, last + 0x2000))
+                } else {
+                    None
+                },
+                all_symbols,
+            };
+            Kernel {
+                symbols,
+                absolute_percpu,
+                sections,
+            }
+        })
+}
+
+struct Built {
+    tables: OwnedTables,
+    buckets: Vec<u32>,
+    deltas: Vec<u16>,
+    dir: Vec<u32>,
+    entries: Vec<u32>,
+    al: AddrIndexLayout,
+    nl: NameIndexLayout,
+}
+
+fn build(k: &Kernel) -> Built {
+    let tables = plain_tables(&k.symbols, k.absolute_percpu, k.sections);
+    let view = tables.view();
+    let mut scratch = vec![0u64; view.len().div_ceil(64)];
+    view.validate(&mut scratch)
+        .expect("generated table validates");
+    let al = AddrIndexLayout::for_table(&view, &k.sections);
+    let mut buckets = vec![0; al.bucket_words];
+    let mut deltas = vec![0; al.delta_words];
+    build_addr_index(&view, al, &mut buckets, &mut deltas).expect("address index builds");
+    let nl = NameIndexLayout::for_len(view.len());
+    let mut dir = vec![0; nl.directory_words];
+    let mut entries = vec![0; nl.entry_words];
+    let mut hashes = vec![0; view.len()];
+    build_name_index(&view, nl, &mut dir, &mut entries, &mut hashes).expect("name index builds");
+    Built {
+        tables,
+        buckets,
+        deltas,
+        dir,
+        entries,
+        al,
+        nl,
+    }
+}
+
+fn probe_addresses(k: &Kernel, extra: &[u64]) -> Vec<u64> {
+    let mut v = vec![
+        0,
+        1,
+        u64::MAX,
+        TEXT - 1,
+        k.sections.etext,
+        k.sections.einittext,
+        k.sections.end,
+    ];
+    for s in &k.symbols {
+        v.extend([s.addr, s.addr.wrapping_sub(1), s.addr + 1, s.addr + 7]);
+    }
+    if let Some((g, _)) = k.sections.gate {
+        v.extend([g, g + 5]);
+    }
+    let last = k.symbols.last().map(|s| s.addr).unwrap_or(TEXT);
+    v.extend(
+        extra
+            .iter()
+            .map(|e| TEXT.wrapping_add(e % (last - TEXT + 200))),
+    );
+    v.extend(extra.iter().map(|e| e % 0x4000));
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10_000, max_shrink_iters: 2000, ..ProptestConfig::default() })]
+
+    /// Fast and mainline agree on position, size, offset and name for every
+    /// address; the linear scan agrees on a sample.
+    #[test]
+    fn fast_equals_mainline(k in kernel_strategy(), extra in proptest::collection::vec(any::<u64>(), 32)) {
+        let b = build(&k);
+        let view = b.tables.view();
+        let main = Mainline::new(view, k.sections);
+        let fast = FastCore {
+            tables: view,
+            sections: k.sections,
+            addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
+            names: kallsyms_fast::fast::NameIndex::from_parts(b.nl, &b.dir, &b.entries),
+        };
+        let linear = Linear::new(view, k.sections);
+        let (mut n1, mut n2, mut n3) = (NameBuf::new(), NameBuf::new(), NameBuf::new());
+        for (i, addr) in probe_addresses(&k, &extra).into_iter().enumerate() {
+            let m = main.lookup(addr, &mut n1);
+            let f = fast.lookup(addr, &mut n2);
+            prop_assert_eq!(m, f, "address {:#x}", addr);
+            if m.is_some() {
+                prop_assert_eq!(n1.as_bytes(), n2.as_bytes(), "name at {:#x}", addr);
+            }
+            if i % 16 == 0 {
+                let l = linear.lookup(addr, &mut n3);
+                prop_assert_eq!(m, l, "linear at {:#x}", addr);
+                if m.is_some() {
+                    prop_assert_eq!(n1.as_bytes(), n3.as_bytes());
+                }
+            }
+        }
+        // Names: every present name, and absent ones.
+        for s in k.symbols.iter().step_by(3) {
+            prop_assert_eq!(main.lookup_name(&s.name, &mut n1), fast.lookup_name(&s.name), "name {:?}", s.name);
+        }
+        for absent in [&b"zz"[..], b"", b"abcdeabcde", b"a\xff"] {
+            prop_assert_eq!(main.lookup_name(absent, &mut n1), fast.lookup_name(absent));
+        }
+    }
+}
+
+/// The encoder the suite relies on really produces the symbols back.
+#[test]
+fn plain_tables_round_trip() {
+    let symbols: Vec<RawSymbol> = (0..700u64)
+        .map(|i| RawSymbol {
+            addr: TEXT + i * 16,
+            kind: b't',
+            name: format!("f{i}").into_bytes(),
+        })
+        .collect();
+    let sections = Sections {
+        stext: TEXT,
+        etext: TEXT + 700 * 16,
+        end: TEXT + 700 * 16,
+        ..Default::default()
+    };
+    let t = plain_tables(&symbols, false, sections);
+    let main = Mainline::new(t.view(), sections);
+    let mut n = NameBuf::new();
+    for (i, s) in symbols.iter().enumerate() {
+        let p = main.lookup(s.addr + 3, &mut n).expect("in text");
+        assert_eq!((p.pos, p.offset, p.size), (i, 3, 16));
+        assert_eq!(n.as_bytes(), s.name.as_slice());
+    }
+    assert_eq!(main.lookup(TEXT - 1, &mut n), None);
+}
