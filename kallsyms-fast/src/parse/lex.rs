@@ -146,18 +146,14 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
-    /// Takes one whitespace-delimited token (may be empty at end of line).
+    /// Takes one token: the bytes up to the next space, tab, line end or
+    /// other control character (may be empty).
     #[inline(always)]
     pub(crate) fn token(&mut self) -> &'a [u8] {
-        let start = self.pos;
-        while let Some(&b) = self.data.get(self.pos) {
-            if is_blank(b) || is_eol(b) {
-                break;
-            }
-            self.pos += 1;
-        }
-        // `start <= self.pos <= len` by construction.
-        self.data.get(start..self.pos).unwrap_or_default()
+        let rest = self.data.get(self.pos..).unwrap_or_default();
+        let n = find_delim(rest);
+        self.pos += n;
+        rest.get(..n).unwrap_or_default()
     }
 
     /// Parses a hex number with an optional `0x` prefix, ending at a blank or
@@ -165,6 +161,15 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     pub(crate) fn hex(&mut self, field: Field) -> Result<u64, ParseErrorKind> {
         let tok = self.token();
+        if tok.is_empty() && !self.at_eol() && !self.peek().is_some_and(is_blank) {
+            let junk = self.data.get(self.pos..).unwrap_or_default();
+            let junk = junk.get(..find_eol(junk)).unwrap_or_default();
+            return Err(ParseErrorKind::BadAddress {
+                field,
+                text: lossy_prefix(junk),
+                reason: "not a hexadecimal number",
+            });
+        }
         parse_hex(tok, field)
     }
 
@@ -240,6 +245,56 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Index of the first byte `<= b' '` (space, tab, CR, LF, other control
+/// characters) in `s`, or `s.len()`. Eight bytes at a time.
+#[inline(always)]
+pub(crate) fn find_delim(s: &[u8]) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = s.chunks_exact(8);
+    let mut i = 0;
+    for chunk in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(w);
+        // "has a byte less than 0x21": exact for the lowest flagged byte.
+        let t = x.wrapping_sub(LO * 0x21) & !x & HI;
+        if t != 0 {
+            return i + (t.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    for &b in chunks.remainder() {
+        if b <= b' ' {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Index of the first `\n` or `\r` in `s`, or `s.len()`.
+fn find_eol(s: &[u8]) -> usize {
+    s.iter().position(|&b| is_eol(b)).unwrap_or(s.len())
+}
+
+/// Hex digit values; 0xff for non-digits.
+static HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Checks a symbol name's length and encoding.
 #[inline(always)]
 pub(crate) fn check_name(name: &[u8]) -> Result<(), ParseErrorKind> {
@@ -281,12 +336,10 @@ pub(crate) fn parse_hex(tok: &[u8], field: Field) -> Result<u64, ParseErrorKind>
     }
     let mut v: u64 = 0;
     for &c in digits {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return Err(bad("not a hexadecimal number")),
-        };
+        let d = HEX[usize::from(c)];
+        if d > 15 {
+            return Err(bad("not a hexadecimal number"));
+        }
         v = (v << 4) | u64::from(d);
     }
     Ok(v)
