@@ -1,0 +1,75 @@
+//! Copy the kernel's symbol-related files into the capture directory.
+
+use crate::Result;
+use std::fs;
+use std::path::Path;
+
+/// What the capture step read, for address generation.
+pub struct Capture {
+    /// Contents of `/proc/kallsyms`.
+    pub kallsyms: String,
+    /// Contents of the `ksym_truth` module layout file.
+    pub module_layout: String,
+    /// Human-readable counts.
+    pub summary: String,
+}
+
+const LAYOUT: &str = "/sys/kernel/debug/ksym_truth/module_layout";
+
+/// Write `data` to `path`, creating parent directories.
+pub fn write(path: &Path, data: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+    }
+    fs::write(path, data).map_err(|e| format!("write {}: {e}", path.display()))
+}
+
+fn read(path: &str) -> Result<String> {
+    fs::read_to_string(path).map_err(|e| format!("read {path}: {e}"))
+}
+
+/// Capture kallsyms, modules, module sections and the module layout into `out`.
+pub fn capture(out: &Path) -> Result<Capture> {
+    let kallsyms = read("/proc/kallsyms")?;
+    write(&out.join("proc/kallsyms"), kallsyms.as_bytes())?;
+    let modules = read("/proc/modules")?;
+    write(&out.join("proc/modules"), modules.as_bytes())?;
+    let module_layout = read(LAYOUT)?;
+    write(
+        &out.join("kallsyms-fast/module_layout"),
+        module_layout.as_bytes(),
+    )?;
+    for f in ["/proc/cmdline", "/proc/version"] {
+        let data = read(f)?;
+        write(&out.join(&f[1..]), data.as_bytes())?;
+    }
+    let mut sections = 0;
+    let dir = fs::read_dir("/sys/module").map_err(|e| format!("/sys/module: {e}"))?;
+    for m in dir.flatten() {
+        let Ok(secs) = fs::read_dir(m.path().join("sections")) else {
+            continue;
+        };
+        let name = m.file_name();
+        for s in secs.flatten() {
+            let data = fs::read(s.path()).map_err(|e| format!("{}: {e}", s.path().display()))?;
+            let dst = out
+                .join("sys/module")
+                .join(&name)
+                .join("sections")
+                .join(s.file_name());
+            write(&dst, &data)?;
+            sections += 1;
+        }
+    }
+    let summary = format!(
+        "kallsyms lines {}\nmodules {}\nmodule sections {sections}\nmodule_layout lines {}\n",
+        kallsyms.lines().count(),
+        modules.lines().count(),
+        module_layout.lines().count()
+    );
+    Ok(Capture {
+        kallsyms,
+        module_layout,
+        summary,
+    })
+}

@@ -1,0 +1,180 @@
+//! Run the userspace mirror (`kallsyms-bench resolve`) over the captured
+//! addresses and diff it against the kernel's `sprint_symbol()` output.
+
+use crate::{env, run, Result};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Outcome of one comparison.
+pub enum Outcome {
+    /// The resolver could not be built or does not implement `resolve`.
+    Unavailable(String),
+    /// Counts from a full comparison.
+    Compared(Counts),
+}
+
+/// Mismatch counts.
+#[derive(Default)]
+pub struct Counts {
+    /// Addresses compared.
+    pub compared: usize,
+    /// Mismatches attributed to vmlinux.
+    pub vm_mismatch: usize,
+    /// Mismatches attributed to modules.
+    pub mod_mismatch: usize,
+    /// Addresses the mirror printed no line for.
+    pub missing: usize,
+}
+
+fn build_bench() -> Result<PathBuf> {
+    let mut cargo = Command::new(env::cargo());
+    cargo.current_dir(env::repo_root()).args([
+        "build",
+        "--release",
+        "--package",
+        "userspace-bench",
+        "--bin",
+        "kallsyms-bench",
+    ]);
+    run::status(&mut cargo)?;
+    Ok(env::repo_root().join("target/release/kallsyms-bench"))
+}
+
+fn parse_lines(text: &str) -> Vec<(u64, &str)> {
+    text.lines()
+        .filter_map(|l| {
+            let (a, rest) = l.split_once(' ')?;
+            Some((
+                u64::from_str_radix(a.trim_start_matches("0x"), 16).ok()?,
+                rest,
+            ))
+        })
+        .collect()
+}
+
+fn module_regions(layout: &str) -> Vec<(u64, u64)> {
+    layout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let b = u64::from_str_radix(f.get(2)?, 16).ok()?;
+            let s = u64::from_str_radix(f.get(3)?, 16).ok()?;
+            (s > 0).then_some((b, b + s))
+        })
+        .collect()
+}
+
+/// Compare the mirror against the truth in `capture`; the report goes to `report`.
+pub fn compare(capture: &Path, report: &Path) -> Result<Outcome> {
+    let truth_text = fs::read_to_string(capture.join("truth/sprint_symbol.txt"))
+        .map_err(|e| format!("capture has no truth/sprint_symbol.txt: {e}"))?;
+    let truth = parse_lines(&truth_text);
+    let bench = match build_bench() {
+        Ok(b) => b,
+        Err(e) => {
+            return Ok(Outcome::Unavailable(format!(
+                "kallsyms-bench does not build: {e}"
+            )))
+        }
+    };
+    let mut input = String::with_capacity(truth.len() * 17);
+    for (a, _) in &truth {
+        let _ = writeln!(input, "{a:x}");
+    }
+    let addr_file = capture.join("truth/addresses.txt");
+    fs::write(&addr_file, &input).map_err(|e| format!("{}: {e}", addr_file.display()))?;
+    eprintln!(
+        "compare: {} resolve --root {} < {}",
+        bench.display(),
+        capture.display(),
+        addr_file.display()
+    );
+    let t = std::time::Instant::now();
+    let mut child = Command::new(&bench)
+        .args(["resolve", "--root"])
+        .arg(capture)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", bench.display()))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let feeder = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let _ = feeder.join();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mirror: HashMap<u64, &str> = parse_lines(&stdout).into_iter().collect();
+    if !out.status.success() || mirror.is_empty() {
+        return Ok(Outcome::Unavailable(format!(
+            "`kallsyms-bench resolve --root DIR` exited with {} and printed {} result lines for {} addresses{}",
+            out.status,
+            mirror.len(),
+            truth.len(),
+            if stderr.trim().is_empty() {
+                String::new()
+            } else {
+                format!("; stderr: {}", stderr.lines().take(5).collect::<Vec<_>>().join(" | "))
+            }
+        )));
+    }
+    eprintln!(
+        "compare: mirror resolved {} addresses in {:.2?}",
+        mirror.len(),
+        t.elapsed()
+    );
+    let layout =
+        fs::read_to_string(capture.join("kallsyms-fast/module_layout")).unwrap_or_default();
+    let regions = module_regions(&layout);
+    let cats_text =
+        fs::read_to_string(capture.join("kallsyms-fast/addresses.txt")).unwrap_or_default();
+    let cats: HashMap<u64, &str> = parse_lines(&cats_text).into_iter().collect();
+    let mut c = Counts::default();
+    let mut by_cat: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut lines = String::new();
+    for &(a, want) in &truth {
+        c.compared += 1;
+        let got = mirror.get(&a).copied();
+        if got == Some(want) {
+            continue;
+        }
+        let in_mod = want.ends_with(']')
+            || got.is_some_and(|g| g.ends_with(']'))
+            || regions.iter().any(|&(lo, hi)| (lo..hi).contains(&a));
+        match (got, in_mod) {
+            (None, _) => c.missing += 1,
+            (_, true) => c.mod_mismatch += 1,
+            (_, false) => c.vm_mismatch += 1,
+        }
+        *by_cat
+            .entry(cats.get(&a).copied().unwrap_or("?"))
+            .or_default() += 1;
+        let _ = writeln!(
+            lines,
+            "{a:x} [{}] {}: kernel {want:?} mirror {:?}",
+            cats.get(&a).copied().unwrap_or("?"),
+            if in_mod { "module" } else { "vmlinux" },
+            got.unwrap_or("<no line>")
+        );
+    }
+    let mut rep = format!(
+        "addresses compared: {}\nmismatches: vmlinux {}, modules {}, missing lines {}\n",
+        c.compared, c.vm_mismatch, c.mod_mismatch, c.missing
+    );
+    for (cat, n) in &by_cat {
+        let _ = writeln!(rep, "  category {cat}: {n}");
+    }
+    let first: Vec<&str> = lines.lines().take(25).collect();
+    if !first.is_empty() {
+        let _ = writeln!(rep, "first mismatches:\n  {}", first.join("\n  "));
+    }
+    fs::write(report, &rep).map_err(|e| format!("{}: {e}", report.display()))?;
+    let all = report.with_file_name("mismatches.txt");
+    fs::write(&all, &lines).map_err(|e| format!("{}: {e}", all.display()))?;
+    print!("{rep}");
+    Ok(Outcome::Compared(c))
+}

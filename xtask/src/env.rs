@@ -1,0 +1,89 @@
+//! Paths and tool locations shared by all subcommands.
+
+use std::path::{Path, PathBuf};
+
+/// Debian package whose tarball provides the kernel source.
+pub const KERNEL_SRC_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
+/// Top-level directory inside the tarball.
+pub const KERNEL_SRC_DIRNAME: &str = "linux-source-6.12";
+/// The rustc the kernel build uses (Debian `rustc-web`, ships with `core` sources).
+pub const KERNEL_RUSTC: &str = "/usr/bin/rustc";
+/// bindgen-cli version installed by `setup` (kernel wants >= 0.65.1, not 0.66.x).
+pub const BINDGEN_VERSION: &str = "0.73.2";
+/// Parallel jobs for kernel builds (the machine has 2 cores, shared).
+pub const MAKE_JOBS: &str = "-j2";
+
+/// Root of the repository (the parent of the xtask crate).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root")
+        .to_path_buf()
+}
+
+/// The cache directory holding kernel trees, build outputs and run logs.
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("KFAST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/kallsyms-fast"))
+}
+
+/// The cargo that runs this xtask (falls back to `cargo` in PATH).
+pub fn cargo() -> PathBuf {
+    std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("cargo"))
+}
+
+/// Directory the unpacked kernel source lives in.
+pub fn kernel_src() -> PathBuf {
+    cache_dir().join("src").join(KERNEL_SRC_DIRNAME)
+}
+
+/// The kernel's `O=` build directory.
+pub fn kernel_build() -> PathBuf {
+    cache_dir().join("build")
+}
+
+/// Cargo install root for bindgen-cli.
+pub fn cargo_root() -> PathBuf {
+    cache_dir().join("cargo")
+}
+
+/// The bindgen binary installed by `setup`.
+pub fn bindgen() -> PathBuf {
+    cargo_root().join("bin").join("bindgen")
+}
+
+/// Working area for guest artefacts (modules, initramfs, agent).
+pub fn guest_dir() -> PathBuf {
+    cache_dir().join("guest")
+}
+
+/// Directory for the last guest run (console log, result channel, capture).
+pub fn run_dir() -> PathBuf {
+    cache_dir().join("runs").join("latest")
+}
+
+/// `PATH` with `/usr/bin` first, as the kernel's Rust build needs.
+pub fn kernel_path_var() -> String {
+    let old = std::env::var("PATH").unwrap_or_default();
+    format!("/usr/bin:/bin:/usr/sbin:/sbin:{old}")
+}
+
+/// Common `make` arguments for kernel and out-of-tree module builds.
+pub fn kernel_make_vars() -> Vec<String> {
+    vec![
+        "ARCH=x86_64".into(),
+        format!("RUSTC={KERNEL_RUSTC}"),
+        format!("HOSTRUSTC={KERNEL_RUSTC}"),
+        format!("BINDGEN={}", bindgen().display()),
+    ]
+}
+
+/// Make a `make` command with the kernel toolchain environment.
+pub fn kernel_make() -> std::process::Command {
+    let mut cmd = std::process::Command::new("make");
+    cmd.env("PATH", kernel_path_var());
+    cmd
+}

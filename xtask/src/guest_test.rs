@@ -1,0 +1,150 @@
+//! `cargo xtask guest-test`: modules + initramfs, QEMU boot, mirror vs kernel.
+//!
+//! Exit codes: 0 pass; 1 guest failure or vmlinux mismatch (or module
+//! mismatch with `--strict-modules`); 3 the mirror could not be tested
+//! (`kallsyms-bench resolve` missing or failing).
+
+use crate::{channel, compare, env, initramfs, kernel, modules, qemu, run, Result};
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Exit code when the kernel side ran but the mirror could not be compared.
+pub const EXIT_MIRROR_UNAVAILABLE: u8 = 3;
+
+/// Command-line options of `guest-test` (and `test`).
+pub struct Options {
+    /// Hard timeout for the QEMU run.
+    pub timeout: Duration,
+    /// Treat module mismatches as failures too.
+    pub strict_modules: bool,
+    /// Extra kernel command line (e.g. `kfast.mod_budget=10000`).
+    pub extra_cmdline: String,
+}
+
+impl Options {
+    /// Parse `--timeout <secs>`, `--strict-modules`, `--cmdline <text>`.
+    pub fn parse(args: &[String]) -> Result<Self> {
+        let mut o = Options {
+            timeout: Duration::from_secs(1500),
+            strict_modules: false,
+            extra_cmdline: String::new(),
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--timeout" => {
+                    let v = it.next().ok_or("--timeout needs a value")?;
+                    let s = v.parse().map_err(|_| format!("bad --timeout {v}"))?;
+                    o.timeout = Duration::from_secs(s);
+                }
+                "--strict-modules" => o.strict_modules = true,
+                "--cmdline" => {
+                    o.extra_cmdline = it.next().ok_or("--cmdline needs a value")?.clone();
+                }
+                other => return Err(format!("unknown option {other}")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+fn tail(path: &Path, n: usize) -> String {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn guest_failure(msg: &str, boot: &qemu::Boot) -> Result<u8> {
+    eprintln!(
+        "guest-test: FAIL: {msg}\n--- last console lines ({}) ---\n{}\n---",
+        boot.console.display(),
+        tail(&boot.console, 60)
+    );
+    Ok(1)
+}
+
+/// Run the guest test; returns the process exit code.
+pub fn run(opts: &Options) -> Result<u8> {
+    let t = Instant::now();
+    if !kernel::bzimage().exists() {
+        return Err(format!(
+            "{} missing: run `cargo xtask kernel` first",
+            kernel::bzimage().display()
+        ));
+    }
+    kernel::check_tools()?;
+    let kos = modules::build()?;
+    let agent = initramfs::build_agent()?;
+    let initrd = initramfs::build(&agent, &kos)?;
+    eprintln!("guest-test: artefacts ready in {:.1?}", t.elapsed());
+
+    let dir = env::run_dir();
+    if dir.exists() {
+        fs::remove_dir_all(&dir).map_err(|e| format!("cannot clean {}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let boot = qemu::boot(
+        &kernel::bzimage(),
+        &initrd,
+        &dir,
+        opts.timeout,
+        &opts.extra_cmdline,
+    )?;
+    eprintln!("guest-test: guest ran {:.1?}", boot.elapsed);
+    if boot.timed_out {
+        return guest_failure(
+            &format!("timed out after {}s", opts.timeout.as_secs()),
+            &boot,
+        );
+    }
+    let raw = fs::read(&boot.result).unwrap_or_default();
+    let ch = channel::parse(&raw)?;
+    match ch.verdict.as_deref() {
+        Some("ok") => {}
+        Some(v) => return guest_failure(&format!("guest verdict: {v}"), &boot),
+        None => return guest_failure("no verdict on the result channel", &boot),
+    }
+    let Some(archive) = ch.archive else {
+        return guest_failure("result channel has no complete capture", &boot);
+    };
+    let tgz = dir.join("capture.tar.gz");
+    fs::write(&tgz, &archive).map_err(|e| format!("{}: {e}", tgz.display()))?;
+    let capture = dir.join("capture");
+    fs::create_dir_all(&capture).map_err(|e| e.to_string())?;
+    run::status(
+        std::process::Command::new("tar")
+            .arg("-xzf")
+            .arg(&tgz)
+            .arg("-C")
+            .arg(&capture),
+    )?;
+    eprintln!("guest-test: capture in {}", capture.display());
+    if let Ok(s) = fs::read_to_string(capture.join("kallsyms-fast/guest-summary.txt")) {
+        eprint!("--- guest summary ---\n{s}---\n");
+    }
+    let outcome = compare::compare(&capture, &dir.join("report.txt"))?;
+    eprintln!("guest-test: total {:.1?}", t.elapsed());
+    match outcome {
+        compare::Outcome::Unavailable(why) => {
+            eprintln!(
+                "guest-test: MIRROR NOT TESTED: {why}\n  the kernel truth is in {} (exit code {EXIT_MIRROR_UNAVAILABLE})",
+                capture.display()
+            );
+            Ok(EXIT_MIRROR_UNAVAILABLE)
+        }
+        compare::Outcome::Compared(c) => {
+            let fail =
+                c.vm_mismatch > 0 || c.missing > 0 || (opts.strict_modules && c.mod_mismatch > 0);
+            eprintln!(
+                "guest-test: {}: {} compared, {} vmlinux and {} module mismatches, {} missing",
+                if fail { "FAIL" } else { "PASS" },
+                c.compared,
+                c.vm_mismatch,
+                c.mod_mismatch,
+                c.missing
+            );
+            Ok(u8::from(fail))
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Build the guest agent and a busybox initramfs (newc cpio, uncompressed).
+
+use crate::{env, run, Result};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// busybox applets linked into the guest's `/bin`.
+const APPLETS: &[&str] = &[
+    "sh", "mount", "insmod", "lsmod", "cat", "echo", "ls", "mkdir", "sleep", "tar", "gzip",
+    "base64", "stty", "dmesg", "sync", "ps", "uname", "date", "head", "tail", "wc",
+];
+/// The guest's `/init`, kept in the repository.
+const INIT_SCRIPT: &str = "kernel/guest/init.sh";
+const GUEST_TARGET: &str = "x86_64-unknown-linux-gnu";
+
+/// Build the static guest agent with cargo; returns the binary path.
+pub fn build_agent() -> Result<PathBuf> {
+    let target_dir = env::guest_dir().join("target");
+    let mut cargo = Command::new(env::cargo());
+    cargo
+        .current_dir(env::repo_root())
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "xtask",
+            "--bin",
+            "kfast-guest",
+        ])
+        .args(["--target", GUEST_TARGET])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .env("RUSTFLAGS", "-C target-feature=+crt-static -C strip=debuginfo");
+    run::status(&mut cargo)?;
+    Ok(target_dir.join(GUEST_TARGET).join("release/kfast-guest"))
+}
+
+/// A minimal writer for the `newc` cpio format the kernel unpacks.
+struct Cpio {
+    buf: Vec<u8>,
+    ino: u32,
+}
+
+impl Cpio {
+    fn entry(&mut self, name: &str, mode: u32, rdev: (u32, u32), data: &[u8]) {
+        self.ino += 1;
+        let fields = [
+            self.ino,
+            mode,
+            0,
+            0,
+            if mode & 0o170000 == 0o040000 { 2 } else { 1 },
+            0,
+            data.len() as u32,
+            0,
+            0,
+            rdev.0,
+            rdev.1,
+            name.len() as u32 + 1,
+            0,
+        ];
+        self.buf.extend_from_slice(b"070701");
+        for f in fields {
+            self.buf.extend_from_slice(format!("{f:08x}").as_bytes());
+        }
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.push(0);
+        self.pad();
+        self.buf.extend_from_slice(data);
+        self.pad();
+    }
+
+    fn pad(&mut self) {
+        while self.buf.len() % 4 != 0 {
+            self.buf.push(0);
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Build the initramfs with busybox, `/init`, the agent and the modules.
+pub fn build(agent: &Path, modules: &[PathBuf]) -> Result<PathBuf> {
+    let busybox = Path::new("/bin/busybox");
+    let mut c = Cpio {
+        buf: Vec::new(),
+        ino: 0,
+    };
+    for d in [
+        "bin",
+        "dev",
+        "proc",
+        "sys",
+        "lib",
+        "lib/modules",
+        "out",
+        "tmp",
+    ] {
+        c.entry(d, 0o040755, (0, 0), &[]);
+    }
+    c.entry("dev/console", 0o020600, (5, 1), &[]);
+    c.entry("bin/busybox", 0o100755, (0, 0), &read(busybox)?);
+    for a in APPLETS {
+        c.entry(&format!("bin/{a}"), 0o120777, (0, 0), b"busybox");
+    }
+    c.entry("bin/kfast-guest", 0o100755, (0, 0), &read(agent)?);
+    for ko in modules {
+        let name = ko.file_name().expect("module has a name").to_string_lossy();
+        c.entry(&format!("lib/modules/{name}"), 0o100644, (0, 0), &read(ko)?);
+    }
+    let init = read(&env::repo_root().join(INIT_SCRIPT))?;
+    c.entry("init", 0o100755, (0, 0), &init);
+    c.entry("TRAILER!!!", 0, (0, 0), &[]);
+    let out = env::guest_dir().join("initramfs.cpio");
+    fs::write(&out, &c.buf).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    eprintln!("initramfs: {} ({} KiB)", out.display(), c.buf.len() / 1024);
+    Ok(out)
+}

@@ -1,0 +1,176 @@
+//! `cargo xtask kernel`: unpack, configure and build the test kernel.
+//!
+//! Incremental: the source is unpacked once per tarball (stamp in `src/`),
+//! configuration reruns only when the fragment or tarball changes (stamp in the
+//! build directory), and `make` itself handles the rest.
+
+use crate::{env, kconfig, run, setup, Result};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const UNPACK_STAMP: &str = ".kfast-unpacked";
+const CONFIG_STAMP: &str = ".kfast-config-stamp";
+
+/// The kernel config fragment kept in the repository.
+pub fn fragment_path() -> PathBuf {
+    env::repo_root().join("kernel").join("test-kernel.config")
+}
+
+/// The built kernel image.
+pub fn bzimage() -> PathBuf {
+    env::kernel_build().join("arch/x86/boot/bzImage")
+}
+
+fn tarball_id() -> Result<String> {
+    let md = fs::metadata(env::KERNEL_SRC_TARBALL).map_err(|e| {
+        format!(
+            "{}: {e} (run `cargo xtask setup`, package linux-source-6.12)",
+            env::KERNEL_SRC_TARBALL
+        )
+    })?;
+    let mtime = md
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    Ok(format!(
+        "{} {} {mtime}\n",
+        env::KERNEL_SRC_TARBALL,
+        md.len()
+    ))
+}
+
+fn write(path: &Path, data: &str) -> Result<()> {
+    fs::write(path, data).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn unpack(id: &str) -> Result<bool> {
+    let src = env::kernel_src();
+    let parent = src.parent().expect("kernel source has a parent");
+    let stamp = parent.join(UNPACK_STAMP);
+    if src.join("Makefile").exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(id) {
+        return Ok(false);
+    }
+    eprintln!(
+        "kernel: unpacking {} into {}",
+        env::KERNEL_SRC_TARBALL,
+        parent.display()
+    );
+    if src.exists() {
+        fs::remove_dir_all(&src).map_err(|e| format!("cannot remove {}: {e}", src.display()))?;
+    }
+    fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let mut tar = Command::new("tar");
+    tar.arg("-xf")
+        .arg(env::KERNEL_SRC_TARBALL)
+        .arg("-C")
+        .arg(parent);
+    run::status(&mut tar)?;
+    if !src.join("Makefile").exists() {
+        return Err(format!("{} has no Makefile after unpacking", src.display()));
+    }
+    write(&stamp, id)?;
+    Ok(true)
+}
+
+fn make(args: &[&str]) -> Command {
+    let mut cmd = env::kernel_make();
+    cmd.arg("-C")
+        .arg(env::kernel_src())
+        .arg(format!("O={}", env::kernel_build().display()))
+        .args(env::kernel_make_vars())
+        .args(args);
+    cmd
+}
+
+fn configure(stamp_val: &str, fragment: &str) -> Result<()> {
+    let build = env::kernel_build();
+    let stamp = build.join(CONFIG_STAMP);
+    let dot_config = build.join(".config");
+    if dot_config.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(stamp_val) {
+        eprintln!("kernel: configuration up to date");
+        return Ok(());
+    }
+    fs::create_dir_all(&build).map_err(|e| format!("cannot create {}: {e}", build.display()))?;
+    let _ = fs::remove_file(&stamp);
+    run::status(&mut make(&["-s", "tinyconfig"]))?;
+    let mut merge = Command::new(env::kernel_src().join("scripts/kconfig/merge_config.sh"));
+    merge
+        .current_dir(env::kernel_src())
+        .env("PATH", env::kernel_path_var())
+        .arg("-m")
+        .arg("-O")
+        .arg(&build)
+        .arg(&dot_config)
+        .arg(fragment_path());
+    run::output(&mut merge)?;
+    run::status(&mut make(&["-s", "olddefconfig"]))?;
+    let cfg = fs::read_to_string(&dot_config)
+        .map_err(|e| format!("cannot read {}: {e}", dot_config.display()))?;
+    let bad = kconfig::verify(&kconfig::parse_fragment(fragment), &cfg);
+    if !bad.is_empty() {
+        let hint = if bad.iter().any(|b| b.starts_with("CONFIG_RUST:")) {
+            "\n  (CONFIG_RUST needs `make rustavailable` to succeed: check rustc-web, rust-web-src, bindgen, libclang)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "options from {} did not stick after merging:\n  {}{hint}",
+            fragment_path().display(),
+            bad.join("\n  ")
+        ));
+    }
+    write(&stamp, stamp_val)?;
+    eprintln!(
+        "kernel: configured ({} options verified)",
+        kconfig::parse_fragment(fragment).len()
+    );
+    Ok(())
+}
+
+/// Make sure the toolchain pieces `setup` installs are present.
+pub fn check_tools() -> Result<()> {
+    let missing = setup::missing_packages();
+    if !missing.is_empty() {
+        return Err(format!(
+            "missing packages: {} (run `cargo xtask setup`)",
+            missing.join(" ")
+        ));
+    }
+    if setup::bindgen_ok().is_none() {
+        return Err(format!(
+            "bindgen {} not found at {} (run `cargo xtask setup`)",
+            env::BINDGEN_VERSION,
+            env::bindgen().display()
+        ));
+    }
+    Ok(())
+}
+
+/// Unpack, configure and build bzImage + modules.
+pub fn run() -> Result<()> {
+    check_tools()?;
+    let t = Instant::now();
+    let id = tarball_id()?;
+    if unpack(&id)? {
+        eprintln!("kernel: unpacked in {:.1?}", t.elapsed());
+    }
+    let fragment = fs::read_to_string(fragment_path())
+        .map_err(|e| format!("cannot read {}: {e}", fragment_path().display()))?;
+    let stamp = format!("{:016x} {id}", run::fnv1a(fragment.as_bytes()));
+    configure(&stamp, &fragment)?;
+    let tb = Instant::now();
+    run::status(&mut make(&[env::MAKE_JOBS, "bzImage", "modules"]))?;
+    if !bzimage().exists() {
+        return Err(format!("{} missing after build", bzimage().display()));
+    }
+    eprintln!(
+        "kernel: build step {:.1?}, total {:.1?}; image {}",
+        tb.elapsed(),
+        t.elapsed(),
+        bzimage().display()
+    );
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! `cargo xtask`: developer tasks for kallsyms-fast.
+//!
+//! Subcommands:
+//! - `setup`: install the toolchain the kernel harness needs (idempotent).
+//! - `kernel`: unpack, configure and build the Rust-enabled 6.12 test kernel.
+//! - `guest-test`: build the test modules and initramfs, boot QEMU (TCG) and
+//!   compare the userspace mirror against the kernel's `sprint_symbol()`.
+//! - `test`: `cargo test --workspace`, then all of the above.
+//!
+//! Everything large lives in the cache directory (`$KFAST_CACHE`, default
+//! `/var/cache/kallsyms-fast`), never in the repository.
+
+mod channel;
+mod compare;
+mod env;
+mod gen_many;
+mod guest_test;
+mod initramfs;
+mod kconfig;
+mod kernel;
+mod modules;
+mod qemu;
+mod run;
+mod setup;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  setup         install missing toolchain pieces (apt, bindgen-cli)
+  kernel        unpack, configure and build the test kernel (incremental)
+  guest-test    build test modules + initramfs, boot QEMU, compare mirror vs kernel
+  test          cargo test --workspace, then setup, kernel and guest-test
+
+guest-test options:
+  --timeout <secs>   hard timeout for the QEMU guest (default 1500)
+  --strict-modules   module mismatches fail the run too (default: vmlinux only)
+  --cmdline <text>   extra guest kernel command line (kfast.seed=N, kfast.mod_budget=N)
+
+environment:
+  KFAST_CACHE        cache directory (default /var/cache/kallsyms-fast)
+";
+
+/// Result type used throughout the xtask: errors are human-readable strings.
+pub type Result<T> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = args.first() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let rest = &args[1..];
+    let res = match cmd.as_str() {
+        "setup" => setup::run().map(|()| 0),
+        "kernel" => kernel::run().map(|()| 0),
+        "guest-test" => guest_test::Options::parse(rest).and_then(|o| guest_test::run(&o)),
+        "test" => guest_test::Options::parse(rest).and_then(|o| test_all(&o)),
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(0)
+        }
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    };
+    match res {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cargo xtask test`: the whole test suite, host and guest.
+fn test_all(opts: &guest_test::Options) -> Result<u8> {
+    let root = env::repo_root();
+    let mut cargo = std::process::Command::new(env::cargo());
+    cargo.current_dir(&root).args(["test", "--workspace"]);
+    run::status(&mut cargo)?;
+    setup::run()?;
+    kernel::run()?;
+    guest_test::run(opts)
+}

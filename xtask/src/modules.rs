@@ -1,0 +1,53 @@
+//! Build the out-of-tree test modules against the test kernel.
+//!
+//! Sources are copied from `kernel/test-modules/<name>/` into
+//! `$KFAST_CACHE/guest/modules/<name>/` (only when changed, so make stays
+//! incremental); `ksym_many` additionally gets its generated parts there.
+
+use crate::{env, gen_many, run, Result};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Test modules, in load order.
+pub const MODULES: &[&str] = &["ksym_truth", "ksym_many"];
+
+fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
+    fs::create_dir_all(dst).map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
+    let entries = fs::read_dir(src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let path = entry.path();
+        if path.is_file() {
+            let data = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            gen_many::write_if_changed(&dst.join(entry.file_name()), &data)?;
+        }
+    }
+    Ok(())
+}
+
+/// Build all test modules; returns the `.ko` paths in load order.
+pub fn build() -> Result<Vec<PathBuf>> {
+    let mut kos = Vec::new();
+    for name in MODULES {
+        let src = env::repo_root().join("kernel/test-modules").join(name);
+        let dir = env::guest_dir().join("modules").join(name);
+        copy_tree(&src, &dir)?;
+        if *name == "ksym_many" {
+            let n = gen_many::generate(&dir)?;
+            eprintln!("modules: ksym_many has {n} generated functions");
+        }
+        let mut make = env::kernel_make();
+        make.arg("-C")
+            .arg(env::kernel_build())
+            .arg(format!("M={}", dir.display()))
+            .args(env::kernel_make_vars())
+            .args([env::MAKE_JOBS, "modules"]);
+        run::status(&mut make)?;
+        let ko = dir.join(format!("{name}.ko"));
+        if !ko.exists() {
+            return Err(format!("{} missing after build", ko.display()));
+        }
+        kos.push(ko);
+    }
+    Ok(kos)
+}

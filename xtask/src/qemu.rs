@@ -1,0 +1,99 @@
+//! Boot the test kernel in QEMU (TCG) with a hard timeout.
+
+use crate::Result;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Marker the guest's `/init` writes last on the result channel.
+pub const VERDICT: &str = "KFAST-VERDICT";
+/// How long the guest may linger after its verdict before we stop it.
+const GRACE: Duration = Duration::from_secs(20);
+
+/// What happened to one QEMU run.
+pub struct Boot {
+    /// Full kernel console (ttyS0).
+    pub console: PathBuf,
+    /// Result channel (ttyS1).
+    pub result: PathBuf,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+    /// True when the hard timeout killed QEMU.
+    pub timed_out: bool,
+}
+
+/// Boot `kernel` with `initrd`; logs go into `dir`.
+pub fn boot(
+    kernel: &Path,
+    initrd: &Path,
+    dir: &Path,
+    timeout: Duration,
+    extra: &str,
+) -> Result<Boot> {
+    let console = dir.join("console.log");
+    let result = dir.join("result.txt");
+    let qlog = dir.join("qemu.log");
+    let log = fs::File::create(&qlog).map_err(|e| format!("{}: {e}", qlog.display()))?;
+    let log2 = log.try_clone().map_err(|e| e.to_string())?;
+    let append = format!("console=ttyS0 nokaslr panic=-1 oops=panic {extra}");
+    let mut cmd = Command::new("qemu-system-x86_64");
+    cmd.args(["-accel", "tcg", "-m", "1024", "-smp", "2", "-nic", "none"])
+        .arg("-kernel")
+        .arg(kernel)
+        .arg("-initrd")
+        .arg(initrd)
+        .args(["-append", &append])
+        .args(["-nographic", "-no-reboot", "-monitor", "none"])
+        .arg("-serial")
+        .arg(format!("file:{}", console.display()))
+        .arg("-serial")
+        .arg(format!("file:{}", result.display()))
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2);
+    eprintln!(
+        "qemu: booting (TCG, timeout {}s), console {}",
+        timeout.as_secs(),
+        console.display()
+    );
+    let t = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start qemu-system-x86_64: {e} (run `cargo xtask setup`)"))?;
+    let mut verdict_at: Option<Instant> = None;
+    let mut timed_out = false;
+    loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            if !st.success() {
+                eprintln!("qemu: exited with {st} (see {})", qlog.display());
+            }
+            break;
+        }
+        if verdict_at.is_none()
+            && fs::read(&result)
+                .is_ok_and(|r| r.windows(VERDICT.len()).any(|w| w == VERDICT.as_bytes()))
+        {
+            verdict_at = Some(Instant::now());
+        }
+        if verdict_at.is_some_and(|v| v.elapsed() > GRACE) {
+            eprintln!("qemu: guest did not power off after its verdict; stopping it");
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        if t.elapsed() > timeout {
+            timed_out = true;
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    Ok(Boot {
+        console,
+        result,
+        elapsed: t.elapsed(),
+        timed_out,
+    })
+}
