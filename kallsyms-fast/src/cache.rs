@@ -30,9 +30,11 @@
 //!
 //! # LRU
 //!
-//! Each entry carries a stamp from a clock that advances on every insert.
-//! A hit refreshes the stamp only when it is behind the clock, so a hot
-//! entry costs no store in the steady state; the victim of an insert is an
+//! Each entry carries a stamp from a clock that advances on every insert:
+//! an insert takes the clock's value and advances it, a hit sets the stamp
+//! to the clock's current value, and does so only when the stamp is behind,
+//! so a hot entry costs one store per insert anywhere and none in the
+//! steady state; the victim of an insert is an
 //! empty or stale entry, else the one with the oldest stamp.
 //!
 //! Names longer than [`CACHE_NAME_MAX`] bytes are not cached (the lookup
@@ -241,7 +243,9 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         }
         e.key.store(addr, Ordering::Relaxed);
         e.generation.store(generation, Ordering::Relaxed);
-        let now = self.clock.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        // The insert takes the clock's current value and advances it, so a
+        // later hit (which takes the new value) ranks above this insert.
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
         e.stamp.store(now, Ordering::Relaxed);
         e.seq.store(s.wrapping_add(2), Ordering::Release);
         true

@@ -1,0 +1,116 @@
+//! Differential suite for modules: the sorted per-module index against the
+//! 6.12 linear `find_kallsyms_symbol()` scan, on unsorted symtabs with
+//! duplicates, undefined, unnamed and mapping symbols, and layouts with
+//! text, data and init regions.
+
+use kallsyms_fast::fast::{build_module_index, find_in_index, ModEntry};
+use kallsyms_fast::mirror::OwnedSymtab;
+use kallsyms_fast::module::{find_kallsyms_symbol, MemRegion, ModuleLayout, ModuleSymtab};
+use kallsyms_fast::owned::RawSymbol;
+use proptest::prelude::*;
+
+const BASE: u64 = 0xffff_ffff_c000_0000;
+
+fn region_strategy() -> impl Strategy<Value = MemRegion> {
+    prop_oneof![
+        1 => Just(MemRegion::default()),
+        4 => (0u64..64, 1u64..4000).prop_map(|(page, size)| MemRegion { base: BASE + page * 0x1000, size }),
+    ]
+}
+
+fn symbol_strategy() -> impl Strategy<Value = RawSymbol> {
+    (
+        0u64..64 * 0x1000 + 100,
+        prop::sample::select(b"tTdDrbUu".to_vec()),
+        prop_oneof![
+            6 => proptest::collection::vec(prop::sample::select(b"fgh_".to_vec()), 1..5),
+            1 => Just(Vec::new()),
+            1 => Just(b"$x".to_vec()),
+            1 => Just(b".Ltmp1".to_vec()),
+            1 => Just(b"L0".to_vec()),
+        ],
+    )
+        .prop_map(|(off, kind, name)| RawSymbol {
+            addr: BASE + off,
+            kind,
+            name,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn index_equals_linear_scan(
+        symbols in proptest::collection::vec(symbol_strategy(), 0..300),
+        regions in proptest::collection::vec(region_strategy(), 7),
+        probes in proptest::collection::vec(0u64..70 * 0x1000, 64),
+        all_symbols in any::<bool>(),
+    ) {
+        let symtab = OwnedSymtab::from_symbols(&symbols);
+        let mut layout = ModuleLayout::default();
+        layout.copy_from_slice(&regions);
+        let mut entries = vec![ModEntry::default(); symtab.num_symtab()];
+        let n = build_module_index(&symtab, &mut entries).expect("capacity is enough");
+        let entries = &entries[..n];
+        let mut addrs: Vec<u64> = probes.iter().map(|p| BASE + p).collect();
+        for s in &symbols {
+            addrs.extend([s.addr, s.addr.wrapping_sub(1), s.addr + 1]);
+        }
+        for r in &layout {
+            let end = r.base.wrapping_add(r.size);
+            addrs.extend([r.base, r.base.wrapping_sub(1), end, end.wrapping_sub(1)]);
+        }
+        for addr in addrs {
+            let slow = find_kallsyms_symbol(&symtab, &layout, addr, all_symbols);
+            let fast = find_in_index(entries, &layout, addr, all_symbols);
+            prop_assert_eq!(slow, fast, "address {:#x}", addr);
+            if let Some(hit) = slow {
+                prop_assert!(!symtab.name(hit.index).is_empty());
+            }
+        }
+    }
+}
+
+/// The tie rule, checked by hand: the lowest symtab index wins among equal
+/// values, and the size ends at the region's end for the last symbol.
+#[test]
+fn lowest_index_wins_and_region_bounds_size() {
+    let sym = |off: u64, name: &str| RawSymbol {
+        addr: BASE + off,
+        kind: b't',
+        name: name.as_bytes().to_vec(),
+    };
+    let symbols = [
+        sym(0x20, "later"),
+        sym(0x10, "first"),
+        sym(0x10, "alias"),
+        sym(0x30, "last"),
+    ];
+    let symtab = OwnedSymtab::from_symbols(&symbols);
+    let mut layout = ModuleLayout::default();
+    layout[0] = MemRegion {
+        base: BASE,
+        size: 0x40,
+    };
+    let mut entries = vec![ModEntry::default(); 8];
+    let n = build_module_index(&symtab, &mut entries).expect("fits");
+    let hit = find_in_index(&entries[..n], &layout, BASE + 0x15, false).expect("found");
+    assert_eq!(
+        (symtab.name(hit.index), hit.offset, hit.size),
+        (&b"first"[..], 5, 0x10)
+    );
+    let hit = find_in_index(&entries[..n], &layout, BASE + 0x3f, false).expect("found");
+    assert_eq!(
+        (symtab.name(hit.index), hit.offset, hit.size),
+        (&b"last"[..], 0xf, 0x10)
+    );
+    assert_eq!(
+        find_in_index(&entries[..n], &layout, BASE + 0x40, false),
+        None
+    );
+    assert_eq!(
+        find_in_index(&entries[..n], &layout, BASE + 0x5, false),
+        None
+    );
+}

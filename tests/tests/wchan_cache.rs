@@ -1,0 +1,110 @@
+//! The wchan cache: LRU behaviour, generations, and a multi-threaded
+//! hammer that checks every answer against the truth.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use kallsyms_fast::cache::{WchanCache, CACHE_NAME_MAX};
+
+fn truth(addr: u64, generation_salt: u64) -> String {
+    format!("fn_{:x}_{}", addr, generation_salt)
+}
+
+#[test]
+fn hit_after_insert_and_miss_after_invalidate() {
+    let c: WchanCache<4, 2> = WchanCache::new();
+    assert!(c.get(0x1000).is_none());
+    let g = c.generation();
+    assert!(c.insert(0x1000, g, b"schedule_timeout"));
+    assert_eq!(c.get(0x1000).as_deref(), Some(&b"schedule_timeout"[..]));
+    c.invalidate();
+    assert!(
+        c.get(0x1000).is_none(),
+        "a module load/unload must make every entry stale"
+    );
+    // An answer computed under the old generation is refused.
+    assert!(!c.insert(0x1000, g, b"stale"));
+    assert!(c.get(0x1000).is_none());
+    let stats = c.stats();
+    assert_eq!((stats.hits, stats.misses), (1, 3));
+}
+
+#[test]
+fn long_names_are_not_cached() {
+    let c: WchanCache<4, 2> = WchanCache::new();
+    let long = vec![b'x'; CACHE_NAME_MAX + 1];
+    assert!(!c.insert(1, c.generation(), &long));
+    assert!(c.get(1).is_none());
+    let max = vec![b'y'; CACHE_NAME_MAX];
+    assert!(c.insert(2, c.generation(), &max));
+    assert_eq!(c.get(2).as_deref(), Some(max.as_slice()));
+}
+
+#[test]
+fn least_recently_used_is_evicted() {
+    // One set of two ways: every address maps to it.
+    let c: WchanCache<1, 2> = WchanCache::new();
+    let g = c.generation();
+    assert!(c.insert(1, g, b"a"));
+    assert!(c.insert(2, g, b"b"));
+    // Touch 1 so that 2 is the least recently used.
+    assert!(c.get(1).is_some());
+    assert!(c.insert(3, g, b"c"));
+    assert!(c.get(1).is_some());
+    assert!(c.get(2).is_none());
+    assert_eq!(c.get(3).as_deref(), Some(&b"c"[..]));
+}
+
+/// Four threads read and insert a shifting address set while a fifth bumps
+/// the generation; every hit must be the name inserted for that address
+/// under the current generation — never a torn or stale name.
+#[test]
+fn concurrent_readers_never_see_torn_or_stale_names() {
+    let cache: Arc<WchanCache<16, 4>> = Arc::new(WchanCache::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut handles = Vec::new();
+    for t in 0..4u64 {
+        let cache = Arc::clone(&cache);
+        handles.push(std::thread::spawn(move || {
+            let mut checked = 0u64;
+            for i in 0..200_000u64 {
+                let addr = 0xffff_ffff_8100_0000 + ((i * 7 + t) % 300) * 16;
+                let g = cache.generation();
+                match cache.get(addr) {
+                    Some(name) => {
+                        // The cache may answer for generation g or a later
+                        // one (the read raced a bump); the name's salt tells.
+                        let s = std::str::from_utf8(&name).expect("names are ASCII");
+                        let (prefix, salt) = s.rsplit_once('_').expect("salted name");
+                        assert_eq!(prefix, format!("fn_{addr:x}"), "torn or foreign name {s}");
+                        let salt: u64 = salt.parse().expect("salt");
+                        assert!(salt >= g, "stale entry of generation {salt} served at {g}");
+                        checked += 1;
+                    }
+                    None => {
+                        cache.insert(addr, g, truth(addr, g).as_bytes());
+                    }
+                }
+            }
+            checked
+        }));
+    }
+    let bumper = {
+        let cache = Arc::clone(&cache);
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut bumps = 0;
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                cache.invalidate();
+                bumps += 1;
+            }
+            bumps
+        })
+    };
+    let hits: u64 = handles.into_iter().map(|h| h.join().expect("reader")).sum();
+    stop.store(true, Ordering::Relaxed);
+    let bumps = bumper.join().expect("bumper");
+    assert!(hits > 0, "the cache never hit");
+    assert!(bumps > 0);
+}
