@@ -32,6 +32,7 @@
 
 mod emit;
 mod filter;
+mod kernel_order;
 mod nm;
 mod sort;
 mod tokens;
@@ -41,6 +42,7 @@ use alloc::vec::Vec;
 
 use crate::owned::{OwnedTables, RawSymbol};
 
+pub use kernel_order::encode_kernel_order;
 pub use nm::read_nm;
 
 /// The command-line options of `scripts/kallsyms` (6.12), plus one strictness
