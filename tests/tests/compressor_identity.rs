@@ -856,3 +856,21 @@ fn regen_golden() {
     std::fs::write(dir.join("expected.sha256"), digests).expect("write");
     std::fs::write(dir.join("spot-checks.txt"), spots).expect("write");
 }
+
+#[test]
+fn sections_come_from_the_symbols() {
+    let input = std::fs::read(golden_dir().join("kallsyms-slice.nm")).expect("golden input");
+    let syms = read_nm(&input).expect("parses");
+    let t = compress(&syms, &opts(true, false)).expect("builds");
+    let s = t.sections;
+    assert_eq!(s.stext, 0xffff_ffff_8100_0000);
+    assert_eq!(s.etext, 0xffff_ffff_8220_9988);
+    assert_eq!(s.sinittext, 0xffff_ffff_8378_3000);
+    assert_eq!(s.einittext, 0xffff_ffff_837f_8910);
+    assert_eq!(s.init_begin, 0xffff_ffff_8378_3000);
+    // Absent from the slice.
+    assert_eq!((s.end, s.init_end), (0, 0));
+    assert!(s.all_symbols && s.gate.is_none() && !t.absolute_percpu);
+    let t = compress(&syms, &opts(false, true)).expect("builds");
+    assert!(!t.sections.all_symbols && t.absolute_percpu);
+}
