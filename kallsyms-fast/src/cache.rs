@@ -37,6 +37,9 @@
 //! steady state; the victim of an insert is an
 //! empty or stale entry, else the one with the oldest stamp.
 //!
+//! There are no hit/miss counters: a shared counter would be a store to
+//! one line from every CPU on every hit, the contention this design avoids.
+//!
 //! Names longer than [`CACHE_NAME_MAX`] bytes are not cached (the lookup
 //! is still answered, from the index).
 
@@ -77,22 +80,11 @@ impl Entry {
     }
 }
 
-/// Hit and miss counters, for benchmarks and `/sys` reporting.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheStats {
-    /// Lookups answered from the cache.
-    pub hits: u64,
-    /// Lookups that missed.
-    pub misses: u64,
-}
-
 /// A cache of `SETS * WAYS` entries (`SETS` a power of two).
 pub struct WchanCache<const SETS: usize, const WAYS: usize> {
     sets: [[Entry; WAYS]; SETS],
     generation: AtomicU64,
     clock: AtomicU32,
-    hits: AtomicU64,
-    misses: AtomicU64,
 }
 
 impl<const SETS: usize, const WAYS: usize> Default for WchanCache<SETS, WAYS> {
@@ -117,8 +109,6 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             sets: [const { [const { Entry::new() }; WAYS] }; SETS],
             generation: AtomicU64::new(1),
             clock: AtomicU32::new(1),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
         }
     }
 
@@ -132,14 +122,6 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     /// Makes every entry stale (module load or unload).
     pub fn invalidate(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Hit and miss counts so far (relaxed, approximate under concurrency).
-    pub fn stats(&self) -> CacheStats {
-        CacheStats {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-        }
     }
 
     #[inline]
@@ -185,10 +167,8 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             if e.stamp.load(Ordering::Relaxed) != now {
                 e.stamp.store(now, Ordering::Relaxed);
             }
-            self.hits.fetch_add(1, Ordering::Relaxed);
             return Some(out);
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
         None
     }
 

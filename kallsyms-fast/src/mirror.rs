@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use crate::cache::DefaultWchanCache;
 use crate::fast::{
     build_addr_index, build_module_index, build_name_index, find_in_index, AddrIndex,
-    AddrIndexLayout, FastCore, ModEntry, NameIndex, NameIndexLayout,
+    AddrIndexLayout, FastCore, ModEntry, NameIndex, NameIndexLayout, TokenSlots,
 };
 use crate::format::{self, Found, SymbolBuf};
 use crate::linear::Linear;
@@ -117,6 +117,11 @@ impl MirrorModule {
         }
     }
 
+    /// Number of symtab entries, not counting the ELF null symbol.
+    pub fn symtab_len(&self) -> usize {
+        self.symtab.num_symtab().saturating_sub(1)
+    }
+
     /// Bytes used by the module's fast index.
     pub fn index_bytes(&self) -> usize {
         self.index.len() * core::mem::size_of::<ModEntry>()
@@ -145,30 +150,33 @@ pub fn estimate_layout(text_base: u64, symbols: &[RawSymbol]) -> ModuleLayout {
 
 /// Section bounds from a core symbol list (the linker symbols are in it).
 ///
-/// `CONFIG_KALLSYMS_ALL` is inferred from the presence of any symbol outside
-/// the text ranges (`scripts/kallsyms` drops those otherwise); the gate area
-/// (x86_64 vsyscall page) from the symbol `emulate_vsyscall`.
+/// Inferences, because `/proc/kallsyms` does not say everything:
+/// - `CONFIG_KALLSYMS_ALL` when more than 5% of the symbols lie outside the
+///   text ranges. Without it `scripts/kallsyms` keeps only text symbols and
+///   a handful of special ones (a 6.18 kernel keeps about 35
+///   `__start_runtime_ptr_*`-style symbols), with it tens of thousands of
+///   data symbols appear.
+/// - `_end` and `__init_end`, when the table lacks them: the page boundary
+///   above the highest symbol, and `_einittext`.
+/// - The gate area (x86_64 vsyscall page) from the symbol `emulate_vsyscall`.
 pub fn sections_from_symbols(symbols: &[RawSymbol]) -> Sections {
-    let find = |n: &[u8]| {
-        symbols
-            .iter()
-            .find(|s| s.name == n)
-            .map(|s| s.addr)
-            .unwrap_or(0)
-    };
+    let find = |n: &[u8]| symbols.iter().find(|s| s.name == n).map(|s| s.addr);
+    let top = symbols.iter().map(|s| s.addr).max().unwrap_or(0);
+    let einittext = find(b"_einittext").unwrap_or(0);
     let mut s = Sections {
-        stext: find(b"_stext"),
-        etext: find(b"_etext"),
-        sinittext: find(b"_sinittext"),
-        einittext: find(b"_einittext"),
-        end: find(b"_end"),
-        init_begin: find(b"__init_begin"),
-        init_end: find(b"__init_end"),
+        stext: find(b"_stext").unwrap_or(0),
+        etext: find(b"_etext").unwrap_or(0),
+        sinittext: find(b"_sinittext").unwrap_or(0),
+        einittext,
+        end: find(b"_end").unwrap_or_else(|| (top | 0xfff).wrapping_add(1)),
+        init_begin: find(b"__init_begin").unwrap_or(0),
+        init_end: find(b"__init_end").unwrap_or(einittext),
         gate: None,
         all_symbols: false,
     };
     let in_text = |a: u64| (a >= s.stext && a <= s.etext) || (a >= s.sinittext && a <= s.einittext);
-    s.all_symbols = symbols.iter().any(|sym| !in_text(sym.addr));
+    let outside = symbols.iter().filter(|sym| !in_text(sym.addr)).count();
+    s.all_symbols = outside * 20 > symbols.len();
     if symbols.iter().any(|sym| sym.name == b"emulate_vsyscall") {
         s.gate = Some((0xffff_ffff_ff60_0000, 0xffff_ffff_ff60_1000));
     }
@@ -195,6 +203,7 @@ pub struct Mirror {
     name_layout: NameIndexLayout,
     directory: Vec<u32>,
     entries: Vec<u32>,
+    tokens: Box<TokenSlots>,
     modules: Vec<MirrorModule>,
     /// `(start, end, module, region type)` sorted by start.
     regions: Vec<(u64, u64, u32)>,
@@ -224,6 +233,7 @@ impl Mirror {
             &mut entries,
             &mut hashes,
         )?;
+        let tokens = Box::new(TokenSlots::new(&view).ok_or(TableError::BadToken { token: 0 })?);
         let mut regions = Vec::new();
         for (i, m) in modules.iter().enumerate() {
             for r in m.layout.iter().filter(|r| r.size != 0) {
@@ -239,6 +249,7 @@ impl Mirror {
             name_layout,
             directory,
             entries,
+            tokens,
             modules,
             regions,
             cache: Box::default(),
@@ -278,6 +289,7 @@ impl Mirror {
             sections: self.tables.sections,
             addr: AddrIndex::from_parts(self.addr_layout, &self.buckets, &self.name_delta),
             names: NameIndex::from_parts(self.name_layout, &self.directory, &self.entries),
+            tokens: &self.tokens,
         }
     }
 

@@ -74,6 +74,13 @@ impl NameBuf {
         self.len = n;
     }
 
+    /// The whole buffer and the length, for expanders that write in place.
+    /// Bytes past the length are scratch.
+    #[inline]
+    pub(crate) fn raw_mut(&mut self) -> (&mut [u8; KSYM_NAME_LEN], &mut usize) {
+        (&mut self.buf, &mut self.len)
+    }
+
     /// Appends `bytes`, keeping at most `KSYM_NAME_LEN - 1` bytes in total.
     #[inline]
     fn push_truncated(&mut self, bytes: &[u8]) {

@@ -81,7 +81,7 @@ fn kernel_strategy() -> impl Strategy<Value = Kernel> {
                 end: last + 64,
                 init_begin: etext + (span / 4),
                 init_end: etext + (span / 4) * 2 + 16,
-                gate: if span % 3 == 0 {
+                gate: if span.is_multiple_of(3) {
                     Some((last + 0x1000, last + 0x2000))
                 } else {
                     None
@@ -168,11 +168,13 @@ proptest! {
         let b = build(&k);
         let view = b.tables.view();
         let main = Mainline::new(view, k.sections);
+        let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
         let fast = FastCore {
             tables: view,
             sections: k.sections,
             addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
             names: kallsyms_fast::fast::NameIndex::from_parts(b.nl, &b.dir, &b.entries),
+            tokens: &tokens,
         };
         let linear = Linear::new(view, k.sections);
         let (mut n1, mut n2, mut n3) = (NameBuf::new(), NameBuf::new(), NameBuf::new());

@@ -3,14 +3,16 @@
 //! the mainline port's (see `tests/`), only the search differs.
 
 pub mod addr_index;
+pub mod expand;
 pub mod module_index;
 pub mod name_index;
 
 use crate::mainline::SymbolPos;
-use crate::name::{expand_symbol, NameBuf};
+use crate::name::NameBuf;
 use crate::tables::{KallsymsTables, Sections};
 
 pub use addr_index::{build_addr_index, AddrIndex, AddrIndexLayout};
+pub use expand::TokenSlots;
 pub use module_index::{build_module_index, find_in_index, ModEntry};
 pub use name_index::{build_name_index, NameIndex, NameIndexLayout};
 
@@ -25,6 +27,8 @@ pub struct FastCore<'a> {
     pub addr: AddrIndex<'a>,
     /// Name index.
     pub names: NameIndex<'a>,
+    /// The token table in fixed slots.
+    pub tokens: &'a TokenSlots,
 }
 
 impl<'a> FastCore<'a> {
@@ -35,11 +39,8 @@ impl<'a> FastCore<'a> {
             return None;
         }
         let p = self.addr.symbol_pos(&self.tables, &self.sections, addr)?;
-        expand_symbol(
-            &self.tables,
-            self.addr.name_offset(&self.tables, p.pos)?,
-            name,
-        )?;
+        let off = self.addr.name_offset(&self.tables, p.pos)?;
+        self.tokens.expand(&self.tables, off, name)?;
         Some(p)
     }
 

@@ -1,0 +1,83 @@
+//! Name expansion without a per-token scan or copy call.
+//!
+//! The kernel's `kallsyms_expand_symbol()` looks every token up through
+//! `kallsyms_token_index` and copies it byte by byte up to its NUL. Here the
+//! 256 tokens are copied once, at index build time, into fixed 16-byte slots
+//! with their lengths (4.3 KiB per kernel, not per symbol). Expanding a
+//! token is then one unaligned 16-byte store and an add; tokens longer than
+//! a slot (none in real kernels, where the longest is about 10 bytes) are
+//! copied from the table as the kernel does. The output is identical.
+
+use crate::name::{expand_symbol, NameBuf};
+use crate::tables::{KallsymsTables, KSYM_NAME_LEN};
+
+const SLOT: usize = 16;
+const LONG: u8 = u8::MAX;
+
+/// The token table in fixed slots.
+#[derive(Clone)]
+pub struct TokenSlots {
+    bytes: [[u8; SLOT]; 256],
+    len: [u8; 256],
+}
+
+impl core::fmt::Debug for TokenSlots {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TokenSlots").finish_non_exhaustive()
+    }
+}
+
+impl TokenSlots {
+    /// Copies the tokens of `t`; `None` when a token is out of bounds.
+    pub fn new(t: &KallsymsTables<'_>) -> Option<Self> {
+        let mut s = Self {
+            bytes: [[0; SLOT]; 256],
+            len: [0; 256],
+        };
+        for b in 0..256usize {
+            let tok = t.token(b as u8)?;
+            if tok.len() <= SLOT {
+                s.bytes[b][..tok.len()].copy_from_slice(tok);
+                s.len[b] = tok.len() as u8;
+            } else {
+                s.len[b] = LONG;
+            }
+        }
+        Some(s)
+    }
+
+    /// Same result as [`expand_symbol`] for the record at `off`.
+    #[inline]
+    pub fn expand(&self, t: &KallsymsTables<'_>, off: usize, out: &mut NameBuf) -> Option<usize> {
+        let (data, len) = t.record_at(off)?;
+        let end = data.checked_add(len)?;
+        let bytes = t.names.get(data..end)?;
+        let (&first, rest) = bytes.split_first()?;
+        let first_len = self.len[first as usize];
+        // The fast path needs every token in a slot and room for a whole
+        // slot past the longest possible name; else do what the kernel does.
+        if first_len == LONG || first_len == 0 || rest.len() * SLOT + SLOT > KSYM_NAME_LEN {
+            return expand_symbol(t, off, out);
+        }
+        let (buf, out_len) = out.raw_mut();
+        // The first token starts with the type character: drop it.
+        let mut pos = 0usize;
+        let first_slot = &self.bytes[first as usize];
+        buf[..SLOT - 1].copy_from_slice(&first_slot[1..]);
+        pos += first_len as usize - 1;
+        for &b in rest {
+            let l = self.len[b as usize];
+            if l == LONG {
+                return expand_symbol(t, off, out);
+            }
+            // pos + SLOT <= KSYM_NAME_LEN: at most one slot per token, and
+            // rest.len() * SLOT + SLOT <= KSYM_NAME_LEN was checked.
+            if let Some(dst) = buf.get_mut(pos..pos + SLOT) {
+                dst.copy_from_slice(&self.bytes[b as usize]);
+            }
+            pos += l as usize;
+        }
+        *out_len = pos;
+        Some(end)
+    }
+}

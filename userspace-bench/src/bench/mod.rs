@@ -1,0 +1,324 @@
+//! `kallsyms-bench bench`: every algorithm on the same table and the same
+//! address streams, in one run, reported as ns/op and as a ratio against the
+//! mainline 6.12 port.
+
+mod report;
+mod timing;
+mod workloads;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use kallsyms_fast::format::SymbolBuf;
+use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule};
+use kallsyms_fast::module::{MemRegion, ModuleLayout, MOD_TEXT};
+use kallsyms_fast::name::NameBuf;
+
+use crate::blaze::Blaze;
+use crate::load::{load, Loaded};
+pub use report::{Report, Workload};
+use timing::{measure, Case};
+use workloads::Rng;
+
+/// The embedded fallback table: `/proc/kallsyms` of the machine this project
+/// was developed on (Linux 6.18.44 x86_64 SMP, 122,132 symbols, no modules),
+/// captured as root on 2026-11-30 and gzip-compressed.
+const SAMPLE: &[u8] = include_bytes!("../../data/sample-kallsyms.gz");
+
+/// Options of the subcommand.
+pub struct Options {
+    /// Machine root (`/` for the live machine).
+    pub root: PathBuf,
+    /// Print JSON instead of a table.
+    pub json: bool,
+    /// Fewer operations and rounds, for a smoke run.
+    pub quick: bool,
+}
+
+/// Loads the root, or the embedded sample when the live table is unusable.
+fn load_or_sample(opts: &Options) -> Result<(Loaded, String, PathBuf), String> {
+    match load(&opts.root) {
+        Ok(l) => {
+            let path = opts.root.join("proc/kallsyms");
+            Ok((l, path.display().to_string(), path))
+        }
+        Err(e) if opts.root == Path::new("/") => {
+            eprintln!("kallsyms-bench: {e}");
+            eprintln!("kallsyms-bench: using the embedded sample table instead (see --help)");
+            let dir =
+                std::env::temp_dir().join(format!("kallsyms-bench-sample-{}", std::process::id()));
+            std::fs::create_dir_all(dir.join("proc"))
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            let mut text = Vec::new();
+            flate2::read::GzDecoder::new(SAMPLE)
+                .read_to_end(&mut text)
+                .map_err(|e| format!("embedded sample: {e}"))?;
+            let path = dir.join("proc/kallsyms");
+            std::fs::write(&path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let l = load(&dir)?;
+            Ok((
+                l,
+                "embedded sample (Linux 6.18.44 x86_64, 122k symbols)".into(),
+                path,
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The largest module, or a synthetic 60k-function one added to a copy of
+/// the mirror when the machine has no module of at least 10,000 symbols.
+fn big_module(l: &Loaded, rng: &mut Rng) -> Result<(Mirror, usize, bool), String> {
+    let mut modules: Vec<MirrorModule> = l.mirror.modules().to_vec();
+    if let Some((i, _)) = modules
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, m)| m.symtab_len())
+    {
+        if modules[i].symtab_len() >= 10_000 {
+            let m = Mirror::new(l.mirror.tables().clone(), modules).map_err(|e| e.to_string())?;
+            return Ok((m, i, false));
+        }
+    }
+    let (syms, base, size) =
+        workloads::synthetic_module(l.mirror.tables().sections.end, 60_000, rng);
+    let mut layout = ModuleLayout::default();
+    layout[MOD_TEXT] = MemRegion { base, size };
+    modules.insert(0, MirrorModule::new(b"ksym_many", &syms, layout));
+    let m = Mirror::new(l.mirror.tables().clone(), modules).map_err(|e| e.to_string())?;
+    Ok((m, 0, true))
+}
+
+/// Runs the benchmark and prints the report.
+pub fn run(opts: &Options) -> Result<(), String> {
+    let (loaded, source, kallsyms_path) = load_or_sample(opts)?;
+    let m = &loaded.mirror;
+    let core = &loaded.machine.core;
+    let n = m.tables().offsets.len();
+    let (rounds, ops, linear_ops) = if opts.quick {
+        (5, 5_000, 20)
+    } else {
+        (7, 50_000, 200)
+    };
+    let mut rng = Rng::new(0x6b61_6c6c_7379_6d73);
+
+    eprintln!("kallsyms-bench: {n} symbols from {source}; blazesym parsing the same file...");
+    let t = Instant::now();
+    let blaze = Blaze::new(&kallsyms_path);
+    let blaze_parse = t.elapsed();
+    if let Err(e) = &blaze {
+        eprintln!("kallsyms-bench: blazesym unavailable: {e}");
+    }
+    let blaze = blaze.ok();
+
+    let mut report = Report::new(&source, &loaded, blaze.as_ref().map(|_| blaze_parse));
+    let uniform = workloads::uniform_text(m, ops, &mut rng);
+    let wchan = workloads::wchan_mix(m, core, 64, ops, &mut rng);
+    let names = workloads::names(core, ops, &mut rng);
+
+    eprintln!("kallsyms-bench: uniform text addresses...");
+    report.push(address_workload(
+        "uniform text addresses",
+        m,
+        &uniform,
+        linear_ops,
+        rounds,
+        blaze.as_ref(),
+        false,
+    ));
+    eprintln!("kallsyms-bench: wchan mix...");
+    report.push(address_workload(
+        "wchan mix (Zipf over 64 functions, 10% cold)",
+        m,
+        &wchan,
+        linear_ops,
+        rounds,
+        blaze.as_ref(),
+        true,
+    ));
+    eprintln!("kallsyms-bench: large module...");
+    let (mm, mi, synthetic) = big_module(&loaded, &mut rng)?;
+    let mod_addrs = workloads::module_text(&mm, mi, ops, &mut rng);
+    let label = format!(
+        "module text ({} symbols{})",
+        mm.modules()[mi].symtab_len(),
+        if synthetic { ", synthetic" } else { "" }
+    );
+    report.push(module_workload(
+        &label,
+        &mm,
+        &mod_addrs,
+        (ops / 50).max(20),
+        rounds,
+    ));
+    eprintln!("kallsyms-bench: name -> address...");
+    report.push(name_workload(m, &names, rounds, blaze.as_ref()));
+
+    if opts.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+        );
+    } else {
+        print!("{}", report.table());
+    }
+    Ok(())
+}
+
+fn resolve_case<'a>(
+    name: &'static str,
+    m: &'a Mirror,
+    addrs: &'a [u64],
+    algo: Algo,
+    ops: usize,
+) -> Case<'a> {
+    let mut buf = NameBuf::new();
+    Case {
+        name,
+        ops: ops.min(addrs.len()),
+        run: Box::new(move |k| {
+            let mut sum = 0u64;
+            for &a in &addrs[..k] {
+                if let Some(r) = m.resolve(algo, a, &mut buf) {
+                    sum = sum.wrapping_add(r.offset ^ buf.len() as u64);
+                }
+            }
+            sum
+        }),
+    }
+}
+
+fn wchan_case<'a>(
+    name: &'static str,
+    m: &'a Mirror,
+    addrs: &'a [u64],
+    algo: Algo,
+    ops: usize,
+) -> Case<'a> {
+    let mut buf = NameBuf::new();
+    let mut out = SymbolBuf::new();
+    Case {
+        name,
+        ops: ops.min(addrs.len()),
+        run: Box::new(move |k| {
+            let mut sum = 0u64;
+            for &a in &addrs[..k] {
+                m.wchan(algo, a, &mut buf, &mut out);
+                sum = sum.wrapping_add(out.as_bytes().len() as u64);
+            }
+            sum
+        }),
+    }
+}
+
+fn blaze_cases<'a>(b: &'a Blaze, addrs: &'a [u64]) -> Vec<Case<'a>> {
+    vec![
+        Case {
+            name: "blazesym (batch)",
+            ops: addrs.len(),
+            run: Box::new(move |k| b.symbolize_batch(&addrs[..k]).1),
+        },
+        Case {
+            name: "blazesym (one by one)",
+            ops: addrs.len() / 10,
+            run: Box::new(move |k| {
+                addrs[..k]
+                    .iter()
+                    .map(|&a| b.symbolize_one(a).map_or(0, |(_, o)| o))
+                    .sum()
+            }),
+        },
+    ]
+}
+
+fn address_workload(
+    title: &str,
+    m: &Mirror,
+    addrs: &[u64],
+    linear_ops: usize,
+    rounds: usize,
+    blaze: Option<&Blaze>,
+    wchan: bool,
+) -> Workload {
+    let ops = addrs.len();
+    let mut cases = if wchan {
+        vec![
+            wchan_case("2.6.9 linear scan", m, addrs, Algo::Linear, linear_ops),
+            wchan_case("mainline 6.12", m, addrs, Algo::Mainline, ops),
+            wchan_case("kallsyms-fast", m, addrs, Algo::Fast, ops),
+            wchan_case("kallsyms-fast + wchan cache", m, addrs, Algo::Cached, ops),
+        ]
+    } else {
+        vec![
+            resolve_case("2.6.9 linear scan", m, addrs, Algo::Linear, linear_ops),
+            resolve_case("mainline 6.12", m, addrs, Algo::Mainline, ops),
+            resolve_case("kallsyms-fast", m, addrs, Algo::Fast, ops),
+        ]
+    };
+    if let Some(b) = blaze {
+        cases.extend(blaze_cases(b, addrs));
+    }
+    let samples = measure(&mut cases, rounds);
+    Workload::from_samples(title, &cases, &samples)
+}
+
+fn module_workload(
+    title: &str,
+    m: &Mirror,
+    addrs: &[u64],
+    slow_ops: usize,
+    rounds: usize,
+) -> Workload {
+    let mut cases = vec![
+        resolve_case("mainline 6.12", m, addrs, Algo::Mainline, slow_ops),
+        resolve_case("kallsyms-fast", m, addrs, Algo::Fast, addrs.len()),
+        wchan_case(
+            "kallsyms-fast + wchan cache",
+            m,
+            addrs,
+            Algo::Cached,
+            addrs.len(),
+        ),
+    ];
+    let samples = measure(&mut cases, rounds);
+    Workload::from_samples(title, &cases, &samples)
+}
+
+fn name_workload(m: &Mirror, names: &[Vec<u8>], rounds: usize, blaze: Option<&Blaze>) -> Workload {
+    let mut cases = Vec::new();
+    for (label, algo) in [
+        ("mainline 6.12", Algo::Mainline),
+        ("kallsyms-fast", Algo::Fast),
+    ] {
+        let mut buf = NameBuf::new();
+        cases.push(Case {
+            name: label,
+            ops: names.len(),
+            run: Box::new(move |k| {
+                names[..k]
+                    .iter()
+                    .map(|n| m.lookup_name(algo, n, &mut buf))
+                    .fold(0, u64::wrapping_add)
+            }),
+        });
+    }
+    if let Some(b) = blaze.filter(|b| b.supports_name_lookup()) {
+        let strs: Vec<String> = names
+            .iter()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect();
+        cases.push(Case {
+            name: "blazesym",
+            ops: names.len(),
+            run: Box::new(move |k| {
+                strs[..k]
+                    .iter()
+                    .map(|n| b.lookup_name(n).unwrap_or(0))
+                    .fold(0, u64::wrapping_add)
+            }),
+        });
+    }
+    let samples = measure(&mut cases, rounds);
+    Workload::from_samples("name -> address", &cases, &samples)
+}

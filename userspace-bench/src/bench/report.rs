@@ -1,0 +1,170 @@
+//! The benchmark report: a human table and the same data as JSON.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::timing::{Case, Samples};
+use crate::load::Loaded;
+
+/// One algorithm's result in one workload.
+#[derive(Serialize)]
+pub struct Row {
+    /// Algorithm.
+    pub algo: String,
+    /// Operations timed per round.
+    pub ops_per_round: usize,
+    /// Median ns per operation.
+    pub ns_per_op: f64,
+    /// Speed-up against mainline 6.12 (mainline ns / this ns); > 1 is faster.
+    pub vs_mainline: f64,
+}
+
+/// One workload.
+#[derive(Serialize)]
+pub struct Workload {
+    /// What the stream is.
+    pub name: String,
+    /// Rounds per algorithm.
+    pub rounds: usize,
+    /// One row per algorithm.
+    pub rows: Vec<Row>,
+}
+
+impl Workload {
+    /// Builds the rows from measured samples.
+    pub fn from_samples(name: &str, cases: &[Case<'_>], samples: &[Samples]) -> Self {
+        let medians: Vec<f64> = samples.iter().map(Samples::median).collect();
+        let main = cases
+            .iter()
+            .position(|c| c.name == "mainline 6.12")
+            .map_or(f64::NAN, |i| medians[i]);
+        let rows = cases
+            .iter()
+            .zip(medians.iter())
+            .map(|(c, &ns)| Row {
+                algo: c.name.to_string(),
+                ops_per_round: c.ops,
+                ns_per_op: ns,
+                vs_mainline: main / ns,
+            })
+            .collect();
+        Self {
+            name: name.to_string(),
+            rounds: samples.first().map_or(0, |s| s.0.len()),
+            rows,
+        }
+    }
+}
+
+/// The whole report.
+#[derive(Serialize)]
+pub struct Report {
+    /// Where the table came from.
+    pub source: String,
+    /// Core symbols.
+    pub symbols: usize,
+    /// Modules with symbols.
+    pub modules: usize,
+    /// Whether every module's bounds came from a `module_layout` capture
+    /// (otherwise estimated: sizes of a region's last symbol may differ).
+    pub exact_module_layout: bool,
+    /// Reading and parsing /proc/kallsyms (+ modules), ms.
+    pub parse_ms: f64,
+    /// blazesym's symbolizer creation plus first lookup (it parses then), ms.
+    pub blazesym_parse_ms: Option<f64>,
+    /// Re-encoding the core table like scripts/kallsyms (the kernel has it), ms.
+    pub encode_ms: f64,
+    /// Validating the tables and building every fast index, ms.
+    pub index_build_ms: f64,
+    /// Address index + record offsets, extra bytes per symbol.
+    pub addr_index_bytes_per_symbol: f64,
+    /// xxh3 name index, extra bytes per symbol.
+    pub name_index_bytes_per_symbol: f64,
+    /// The kernel's own tables, bytes per symbol (for scale).
+    pub kernel_tables_bytes_per_symbol: f64,
+    /// The workloads.
+    pub workloads: Vec<Workload>,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+impl Report {
+    /// Header facts of a loaded table.
+    pub fn new(source: &str, l: &Loaded, blaze_parse: Option<Duration>) -> Self {
+        let t = l.mirror.tables();
+        let n = t.offsets.len().max(1) as f64;
+        let (addr_bytes, name_bytes) = l.mirror.extra_bytes();
+        let kernel = t.offsets.len() * 4
+            + t.names.len()
+            + t.markers.len() * 4
+            + t.token_table.len()
+            + t.token_index.len() * 2
+            + t.seqs_of_names.len();
+        Self {
+            source: source.to_string(),
+            symbols: t.offsets.len(),
+            modules: l.mirror.modules().len(),
+            exact_module_layout: l.exact_module_layout,
+            parse_ms: ms(l.parse),
+            blazesym_parse_ms: blaze_parse.map(ms),
+            encode_ms: ms(l.encode),
+            index_build_ms: ms(l.index),
+            addr_index_bytes_per_symbol: addr_bytes as f64 / n,
+            name_index_bytes_per_symbol: name_bytes as f64 / n,
+            kernel_tables_bytes_per_symbol: kernel as f64 / n,
+            workloads: Vec::new(),
+        }
+    }
+
+    /// Adds a workload.
+    pub fn push(&mut self, w: Workload) {
+        self.workloads.push(w);
+    }
+
+    /// The human table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "table: {} ({} core symbols, {} modules)",
+            self.source, self.symbols, self.modules
+        );
+        let _ = write!(s, "parse: {:.1} ms", self.parse_ms);
+        if let Some(b) = self.blazesym_parse_ms {
+            let _ = write!(s, " (blazesym {:.1} ms, {:.1}x)", b, b / self.parse_ms);
+        }
+        let _ = writeln!(
+            s,
+            "; re-encode like scripts/kallsyms: {:.1} ms",
+            self.encode_ms
+        );
+        let _ = writeln!(
+            s,
+            "index build: {:.2} ms; extra bytes/symbol: {:.2} address index + {:.2} name index (kernel tables: {:.1})",
+            self.index_build_ms,
+            self.addr_index_bytes_per_symbol,
+            self.name_index_bytes_per_symbol,
+            self.kernel_tables_bytes_per_symbol
+        );
+        for w in &self.workloads {
+            let _ = writeln!(s, "\n{} (median of {} rounds)", w.name, w.rounds);
+            let _ = writeln!(
+                s,
+                "  {:<30} {:>12} {:>14} {:>10}",
+                "algorithm", "ns/op", "vs mainline", "ops/round"
+            );
+            for r in &w.rows {
+                let _ = writeln!(
+                    s,
+                    "  {:<30} {:>12.1} {:>13.2}x {:>10}",
+                    r.algo, r.ns_per_op, r.vs_mainline, r.ops_per_round
+                );
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,110 @@
+//! From a machine's files to a [`Mirror`]: parse, re-encode the core table
+//! in the kernel's own order, build every index.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use kallsyms_fast::build::encode_kernel_order;
+use kallsyms_fast::mirror::{estimate_layout, sections_from_symbols, Mirror, MirrorModule};
+use kallsyms_fast::module::{MemRegion, ModuleLayout};
+use kallsyms_fast::owned::RawSymbol;
+use kallsyms_fast::parse::machine::{Machine, MachineModule};
+
+/// A loaded mirror and what loading it cost.
+pub struct Loaded {
+    /// The mirror.
+    pub mirror: Mirror,
+    /// Parsed machine (kept for workloads that need raw symbols).
+    pub machine: Machine,
+    /// Time to read and parse the files.
+    pub parse: Duration,
+    /// Time to re-encode the core table (the kernel has it already).
+    pub encode: Duration,
+    /// Time to validate the tables and build the fast indexes.
+    pub index: Duration,
+    /// Whether module bounds are exact (from a `module_layout` file) for
+    /// every module.
+    pub exact_module_layout: bool,
+}
+
+/// Whether the kernel stores per-CPU symbols as absolute values: x86_64
+/// SMP kernels do (`CONFIG_KALLSYMS_ABSOLUTE_PERCPU`), and show it with a
+/// `__per_cpu_start` below `_stext`.
+fn absolute_percpu(core: &[RawSymbol], stext: u64) -> bool {
+    core.iter()
+        .any(|s| s.name == b"__per_cpu_start" && s.addr < stext)
+}
+
+fn module_layout(m: &MachineModule) -> (ModuleLayout, bool) {
+    if let Some(exact) = &m.layout {
+        let mut l = ModuleLayout::default();
+        for (dst, src) in l.iter_mut().zip(exact.iter()) {
+            if let Some((base, size)) = *src {
+                *dst = MemRegion { base, size };
+            }
+        }
+        return (l, true);
+    }
+    let base = match &m.proc {
+        Some(p) => p.base,
+        None => m
+            .symbols
+            .iter()
+            .filter(|s| matches!(s.kind, b't' | b'T'))
+            .map(|s| s.addr)
+            .min()
+            .unwrap_or(0),
+    };
+    (estimate_layout(base, &m.symbols), false)
+}
+
+/// Builds the mirror for an already parsed machine.
+pub fn mirror_of(machine: Machine, parse: Duration) -> Result<Loaded, String> {
+    let t0 = Instant::now();
+    let sections = sections_from_symbols(&machine.core);
+    let abs = absolute_percpu(&machine.core, sections.stext);
+    let tables = encode_kernel_order(&machine.core, abs, sections)
+        .map_err(|e| format!("{}/proc/kallsyms: {e}", machine.root.display()))?;
+    let encode = t0.elapsed();
+    let t1 = Instant::now();
+    let mut exact = true;
+    let modules = machine
+        .modules
+        .iter()
+        .filter(|m| !m.symbols.is_empty())
+        .map(|m| {
+            let (layout, is_exact) = module_layout(m);
+            exact &= is_exact;
+            MirrorModule::new(m.name.as_bytes(), &m.symbols, layout)
+        })
+        .collect();
+    let mirror = Mirror::new(tables, modules).map_err(|e| {
+        format!(
+            "{}/proc/kallsyms: rebuilt table fails validation: {e}",
+            machine.root.display()
+        )
+    })?;
+    let index = t1.elapsed();
+    Ok(Loaded {
+        mirror,
+        machine,
+        parse,
+        encode,
+        index,
+        exact_module_layout: exact,
+    })
+}
+
+/// Loads `root/proc/kallsyms` and friends.
+pub fn load(root: &Path) -> Result<Loaded, String> {
+    let t0 = Instant::now();
+    let machine = Machine::load(root).map_err(|e| e.to_string())?;
+    let parse = t0.elapsed();
+    if machine.core.is_empty() {
+        return Err(format!(
+            "{}/proc/kallsyms: no core kernel symbols",
+            root.display()
+        ));
+    }
+    mirror_of(machine, parse)
+}
