@@ -5,11 +5,16 @@
 #   KFAST-BEGIN capture.tar.gz / base64 lines / KFAST-END capture.tar.gz
 #   KFAST-VERDICT <ok | reason>
 export PATH=/bin
+up() {
+	read -r t _ < /proc/uptime
+	echo "kfast-init: [$t] $*"
+}
+
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t debugfs debugfs /sys/kernel/debug
-echo "kfast-init: $(uname -r) up"
+up "$(uname -r) up"
 
 R=/dev/ttyS1
 stty -F $R raw -echo 2>/dev/null
@@ -20,12 +25,13 @@ for m in ksym_truth ksym_many; do
 		break
 	fi
 done
+up "modules loaded ($verdict)"
 if [ "$verdict" = ok ]; then
 	/bin/kfast-guest /out
 	rc=$?
 	[ $rc -eq 0 ] || verdict="kfast-guest exited with $rc"
 fi
-echo "kfast-init: sending results ($verdict)"
+up "sending results ($verdict)"
 {
 	echo "KFAST-BEGIN capture.tar.gz"
 	tar -C /out -cf - . | gzip -c | base64
@@ -33,6 +39,10 @@ echo "kfast-init: sending results ($verdict)"
 	echo "KFAST-VERDICT $verdict"
 } > $R
 sync
-echo "kfast-init: done"
-echo o > /proc/sysrq-trigger
+up "results sent"
+# Exit QEMU via isa-debug-exit (status (code << 1) | 1); fall back to sysrq.
+code=0
+[ "$verdict" = ok ] || code=1
+/bin/kfast-guest --exit $code
+echo b > /proc/sysrq-trigger
 sleep 30

@@ -91,7 +91,14 @@ pub fn run(opts: &Options) -> Result<u8> {
         opts.timeout,
         &opts.extra_cmdline,
     )?;
-    eprintln!("guest-test: guest ran {:.1?}", boot.elapsed);
+    eprintln!(
+        "guest-test: guest ran {:.1?}, left via {}",
+        boot.elapsed,
+        boot.guest_exit
+            .map_or("reset/kill".to_string(), |c| format!(
+                "isa-debug-exit code {c}"
+            ))
+    );
     if boot.timed_out {
         return guest_failure(
             &format!("timed out after {}s", opts.timeout.as_secs()),
@@ -125,17 +132,21 @@ pub fn run(opts: &Options) -> Result<u8> {
     }
     let outcome = compare::compare(&capture, &dir.join("report.txt"))?;
     eprintln!("guest-test: total {:.1?}", t.elapsed());
+    Ok(judge(outcome, &capture, opts.strict_modules))
+}
+
+/// Map a comparison outcome to the exit code (and say why).
+pub fn judge(outcome: compare::Outcome, capture: &Path, strict_modules: bool) -> u8 {
     match outcome {
         compare::Outcome::Unavailable(why) => {
             eprintln!(
                 "guest-test: MIRROR NOT TESTED: {why}\n  the kernel truth is in {} (exit code {EXIT_MIRROR_UNAVAILABLE})",
                 capture.display()
             );
-            Ok(EXIT_MIRROR_UNAVAILABLE)
+            EXIT_MIRROR_UNAVAILABLE
         }
         compare::Outcome::Compared(c) => {
-            let fail =
-                c.vm_mismatch > 0 || c.missing > 0 || (opts.strict_modules && c.mod_mismatch > 0);
+            let fail = c.vm_mismatch > 0 || c.missing > 0 || (strict_modules && c.mod_mismatch > 0);
             eprintln!(
                 "guest-test: {}: {} compared, {} vmlinux and {} module mismatches, {} missing",
                 if fail { "FAIL" } else { "PASS" },
@@ -144,7 +155,19 @@ pub fn run(opts: &Options) -> Result<u8> {
                 c.mod_mismatch,
                 c.missing
             );
-            Ok(u8::from(fail))
+            u8::from(fail)
         }
     }
+}
+
+/// `cargo xtask compare [DIR]`: rerun the comparison on an existing capture.
+pub fn compare_only(args: &[String]) -> Result<u8> {
+    let strict = args.iter().any(|a| a == "--strict-modules");
+    let capture = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .map_or_else(|| env::run_dir().join("capture"), std::path::PathBuf::from);
+    let report = capture.with_file_name("report.txt");
+    let outcome = compare::compare(&capture, &report)?;
+    Ok(judge(outcome, &capture, strict))
 }

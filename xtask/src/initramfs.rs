@@ -31,7 +31,10 @@ pub fn build_agent() -> Result<PathBuf> {
         .args(["--target", GUEST_TARGET])
         .arg("--target-dir")
         .arg(&target_dir)
-        .env("RUSTFLAGS", "-C target-feature=+crt-static -C strip=debuginfo");
+        .env(
+            "RUSTFLAGS",
+            "-C target-feature=+crt-static -C strip=debuginfo",
+        );
     run::status(&mut cargo)?;
     Ok(target_dir.join(GUEST_TARGET).join("release/kfast-guest"))
 }

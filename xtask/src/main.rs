@@ -33,6 +33,7 @@ commands:
   kernel        unpack, configure and build the test kernel (incremental)
   guest-test    build test modules + initramfs, boot QEMU, compare mirror vs kernel
   test          cargo test --workspace, then setup, kernel and guest-test
+  compare [DIR] rerun mirror-vs-kernel on a capture (default: the last run's)
 
 guest-test options:
   --timeout <secs>   hard timeout for the QEMU guest (default 1500)
@@ -57,6 +58,7 @@ fn main() -> ExitCode {
         "setup" => setup::run().map(|()| 0),
         "kernel" => kernel::run().map(|()| 0),
         "guest-test" => guest_test::Options::parse(rest).and_then(|o| guest_test::run(&o)),
+        "compare" => guest_test::compare_only(rest),
         "test" => guest_test::Options::parse(rest).and_then(|o| test_all(&o)),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");

@@ -21,6 +21,8 @@ pub struct Boot {
     pub elapsed: Duration,
     /// True when the hard timeout killed QEMU.
     pub timed_out: bool,
+    /// Code the guest passed to isa-debug-exit, if it left that way.
+    pub guest_exit: Option<i32>,
 }
 
 /// Boot `kernel` with `initrd`; logs go into `dir`.
@@ -45,6 +47,7 @@ pub fn boot(
         .arg(initrd)
         .args(["-append", &append])
         .args(["-nographic", "-no-reboot", "-monitor", "none"])
+        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
         .arg("-serial")
         .arg(format!("file:{}", console.display()))
         .arg("-serial")
@@ -63,10 +66,14 @@ pub fn boot(
         .map_err(|e| format!("cannot start qemu-system-x86_64: {e} (run `cargo xtask setup`)"))?;
     let mut verdict_at: Option<Instant> = None;
     let mut timed_out = false;
+    let mut guest_exit = None;
     loop {
         if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-            if !st.success() {
-                eprintln!("qemu: exited with {st} (see {})", qlog.display());
+            // isa-debug-exit makes QEMU exit with (code << 1) | 1.
+            match st.code() {
+                Some(c) if c % 2 == 1 => guest_exit = Some(c >> 1),
+                Some(0) => {}
+                _ => eprintln!("qemu: exited with {st} (see {})", qlog.display()),
             }
             break;
         }
@@ -95,5 +102,6 @@ pub fn boot(
         result,
         elapsed: t.elapsed(),
         timed_out,
+        guest_exit,
     })
 }

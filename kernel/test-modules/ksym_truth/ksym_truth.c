@@ -24,11 +24,12 @@
 #include <linux/mutex.h>
 #include <linux/rculist.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
-#define KT_OUT_SIZE	(1 << 20)
+#define KT_OUT_SIZE	SZ_1M
 #define KT_LINE_MAX	(2 * KSYM_SYMBOL_LEN + 32)
 #define KT_IN_CHUNK	4096
 #define KT_TOKEN_MAX	24

@@ -6,11 +6,13 @@
 //! the `ksym_truth` module, and records `/proc/PID/wchan` of every task.
 //! Built statically (`+crt-static`) and packed into the initramfs.
 //!
-//! Usage: `kfast-guest <out-dir>`. Knobs from `/proc/cmdline`:
+//! Usage: `kfast-guest <out-dir>`, or `kfast-guest --exit <code>` to stop
+//! QEMU through isa-debug-exit. Knobs from `/proc/cmdline`:
 //! `kfast.seed=<n>`, `kfast.mod_budget=<n>` (module-address budget).
 
 mod addrs;
 mod capture;
+mod exit;
 mod truth;
 
 use std::path::Path;
@@ -28,10 +30,16 @@ fn cmdline_knob(cmdline: &str, key: &str, default: u64) -> u64 {
 }
 
 fn main() -> ExitCode {
-    let Some(out) = std::env::args().nth(1) else {
-        eprintln!("usage: kfast-guest <out-dir>");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(out) = args.first() else {
+        eprintln!("usage: kfast-guest <out-dir> | --exit <code>");
         return ExitCode::from(2);
     };
+    if out == "--exit" {
+        let code = args.get(1).and_then(|c| c.parse().ok()).unwrap_or(1);
+        eprintln!("kfast-guest: {}", exit::debug_exit(code));
+        return ExitCode::FAILURE;
+    }
     match run(Path::new(&out)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
