@@ -15,7 +15,11 @@ const SLOT: usize = 16;
 const LONG: u8 = u8::MAX;
 
 /// The token table in fixed slots.
+///
+/// Plain bytes only: every bit pattern, in particular all zeroes, is a
+/// valid value.
 #[derive(Clone)]
+#[repr(C)]
 pub struct TokenSlots {
     bytes: [[u8; SLOT]; 256],
     len: [u8; 256],
@@ -34,16 +38,26 @@ impl TokenSlots {
             bytes: [[0; SLOT]; 256],
             len: [0; 256],
         };
+        s.fill(t)?;
+        Some(s)
+    }
+
+    /// Copies the tokens of `t` into `self` in place (the kernel shim keeps
+    /// the 4.3 KiB of slots in allocated memory, not on the stack, and an
+    /// all-zero `TokenSlots` is valid). `None` when a token is out of
+    /// bounds; `self` is then partly filled.
+    pub fn fill(&mut self, t: &KallsymsTables<'_>) -> Option<()> {
         for b in 0..256usize {
             let tok = t.token(b as u8)?;
             if tok.len() <= SLOT {
-                s.bytes[b][..tok.len()].copy_from_slice(tok);
-                s.len[b] = tok.len() as u8;
+                self.bytes[b] = [0; SLOT];
+                self.bytes[b][..tok.len()].copy_from_slice(tok);
+                self.len[b] = tok.len() as u8;
             } else {
-                s.len[b] = LONG;
+                self.len[b] = LONG;
             }
         }
-        Some(s)
+        Some(())
     }
 
     /// Same result as [`expand_symbol`] for the record at `off`.

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C glue of kallsyms_fast_shim: the parts Rust-for-Linux 6.12 has no
+ * abstraction for. The logic (parsing, verification, indexes, the lookup
+ * itself) is in shim_main.rs; this file only holds
+ *  - the livepatch structures replacing lookup_symbol_name(),
+ *  - the debugfs files (kallsyms_fast/{load,ctl,status}),
+ *  - the module notifier,
+ *  - one-line wrappers of kernel helpers the Rust side calls.
+ */
+
+#include <linux/capability.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/ktime.h>
+#include <linux/livepatch.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/stacktrace.h>
+#include <linux/uaccess.h>
+
+#define KFS_SYMBOL_BUF	1024
+#define KFS_IN_MAX	8192
+#define KFS_STATUS_MAX	4096
+
+/* Implemented in shim_main.rs. */
+int kfs_lookup_symbol_name(unsigned long addr, char *symname);
+int kfs_rust_load(const char *text, size_t len);
+bool kfs_rust_ready(void);
+int kfs_rust_bench(unsigned int rounds);
+size_t kfs_rust_status(char *buf, size_t len);
+void kfs_rust_modules_changed(unsigned long event);
+int kfs_glue_init(void);
+void kfs_glue_exit(void);
+int kfs_sprint_symbol(char *buf, unsigned long addr);
+void *kfs_kvzalloc(size_t size);
+void kfs_kvfree(void *p);
+void kfs_cond_resched(void);
+u64 kfs_ktime_ns(void);
+size_t kfs_collect_stack_addrs(unsigned long *out, size_t max);
+
+static DEFINE_MUTEX(kfs_lock);
+static struct dentry *kfs_dir;
+static bool kfs_patch_used;
+
+static struct klp_func kfs_funcs[] = {
+	{
+		.old_name = "lookup_symbol_name",
+		.new_func = kfs_lookup_symbol_name,
+	},
+	{ }
+};
+
+static struct klp_object kfs_objs[] = {
+	{
+		/* name == NULL: vmlinux */
+		.funcs = kfs_funcs,
+	},
+	{ }
+};
+
+static struct klp_patch kfs_patch = {
+	.mod = THIS_MODULE,
+	.objs = kfs_objs,
+};
+
+int kfs_sprint_symbol(char *buf, unsigned long addr)
+{
+	BUILD_BUG_ON(KSYM_SYMBOL_LEN > KFS_SYMBOL_BUF);
+	return sprint_symbol(buf, addr);
+}
+
+void *kfs_kvzalloc(size_t size)
+{
+	return kvzalloc(size, GFP_KERNEL);
+}
+
+void kfs_kvfree(void *p)
+{
+	kvfree(p);
+}
+
+void kfs_cond_resched(void)
+{
+	cond_resched();
+}
+
+u64 kfs_ktime_ns(void)
+{
+	return ktime_get_ns();
+}
+
+/* Return addresses of every task's kernel stack: the bench's workload. */
+size_t kfs_collect_stack_addrs(unsigned long *out, size_t max)
+{
+	struct task_struct *g, *t;
+	size_t n = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		if (max - n < 8)
+			break;
+		n += stack_trace_save_tsk(t, out + n, 8, 0);
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+static char *kfs_copy_in(const char __user *ubuf, size_t count)
+{
+	char *buf;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return ERR_PTR(-EPERM);
+	if (count == 0 || count >= KFS_IN_MAX)
+		return ERR_PTR(-EINVAL);
+	buf = kzalloc(count + 1, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	if (copy_from_user(buf, ubuf, count)) {
+		kfree(buf);
+		return ERR_PTR(-EFAULT);
+	}
+	return buf;
+}
+
+static ssize_t kfs_load_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	char *buf = kfs_copy_in(ubuf, count);
+	int ret;
+
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	mutex_lock(&kfs_lock);
+	ret = kfs_rust_load(buf, count);
+	mutex_unlock(&kfs_lock);
+	kfree(buf);
+	return ret ? ret : count;
+}
+
+static int kfs_enable(void)
+{
+	int ret;
+
+	if (kfs_patch_used) {
+		pr_err("kallsyms_fast_shim: the patch can be enabled once per load; reload the module\n");
+		return -EBUSY;
+	}
+	if (!kfs_rust_ready()) {
+		pr_err("kallsyms_fast_shim: no verified tables; write kallsyms_fast/load first\n");
+		return -ENODATA;
+	}
+	ret = klp_enable_patch(&kfs_patch);
+	if (ret)
+		return ret;
+	kfs_patch_used = true;
+	pr_info("kallsyms_fast_shim: lookup_symbol_name() now served by the fast index\n");
+	return 0;
+}
+
+static ssize_t kfs_ctl_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	char *buf = kfs_copy_in(ubuf, count);
+	unsigned int rounds;
+	int ret;
+
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	mutex_lock(&kfs_lock);
+	if (sysfs_streq(buf, "enable"))
+		ret = kfs_enable();
+	else if (sscanf(buf, "bench %u", &rounds) == 1)
+		ret = kfs_rust_bench(rounds);
+	else
+		ret = -EINVAL;
+	mutex_unlock(&kfs_lock);
+	kfree(buf);
+	return ret ? ret : count;
+}
+
+static ssize_t kfs_status_read(struct file *file, char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	char *buf = kzalloc(KFS_STATUS_MAX, GFP_KERNEL);
+	ssize_t ret;
+	size_t len;
+
+	if (!buf)
+		return -ENOMEM;
+	mutex_lock(&kfs_lock);
+	len = kfs_rust_status(buf, KFS_STATUS_MAX);
+	len += scnprintf(buf + len, KFS_STATUS_MAX - len, "patch: %s\n",
+			 kfs_patch_used ? "enabled once" : "not enabled");
+	mutex_unlock(&kfs_lock);
+	ret = simple_read_from_buffer(ubuf, count, ppos, buf, len);
+	kfree(buf);
+	return ret;
+}
+
+static const struct file_operations kfs_load_fops = {
+	.owner = THIS_MODULE,
+	.write = kfs_load_write,
+	.llseek = noop_llseek,
+};
+
+static const struct file_operations kfs_ctl_fops = {
+	.owner = THIS_MODULE,
+	.write = kfs_ctl_write,
+	.llseek = noop_llseek,
+};
+
+static const struct file_operations kfs_status_fops = {
+	.owner = THIS_MODULE,
+	.read = kfs_status_read,
+	.llseek = default_llseek,
+};
+
+static int kfs_module_notify(struct notifier_block *nb, unsigned long event,
+			     void *data)
+{
+	kfs_rust_modules_changed(event);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kfs_module_nb = {
+	.notifier_call = kfs_module_notify,
+};
+
+int kfs_glue_init(void)
+{
+	int ret;
+
+	kfs_dir = debugfs_create_dir("kallsyms_fast", NULL);
+	if (IS_ERR(kfs_dir))
+		return PTR_ERR(kfs_dir);
+	debugfs_create_file("load", 0200, kfs_dir, NULL, &kfs_load_fops);
+	debugfs_create_file("ctl", 0200, kfs_dir, NULL, &kfs_ctl_fops);
+	debugfs_create_file("status", 0400, kfs_dir, NULL, &kfs_status_fops);
+	ret = register_module_notifier(&kfs_module_nb);
+	if (ret)
+		debugfs_remove_recursive(kfs_dir);
+	return ret;
+}
+
+void kfs_glue_exit(void)
+{
+	/*
+	 * The patch holds a reference on this module while it exists, so it
+	 * is disabled and freed by the time we get here.
+	 */
+	unregister_module_notifier(&kfs_module_nb);
+	debugfs_remove_recursive(kfs_dir);
+}
+
+MODULE_INFO(livepatch, "Y");

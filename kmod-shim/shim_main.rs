@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! kallsyms_fast_shim: serves `lookup_symbol_name()` (the `/proc/PID/wchan`
+//! path) from the kallsyms-fast address index and wchan cache, over the
+//! kernel's own kallsyms tables.
+//!
+//! Nothing the loader writes is trusted. Every address it passes is first
+//! checked against the stock `sprint_symbol()`, which must print exactly
+//! `<name>+0x0/0x<size>` for it: that proves the address and gives the size
+//! of the object the kernel itself knows, so every later read stays inside
+//! it. Then the tables pass `KallsymsTables::validate()`, the index is built,
+//! and the index's answer for every symbol (its first and last byte) and for
+//! every section boundary must equal the stock `sprint_symbol()` text. Only
+//! then can the livepatch be enabled (`ctl`: `enable`); any refusal leaves
+//! the stock path in charge.
+
+use core::ffi::c_int;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+use arrayvec::ArrayVec;
+use kallsyms_fast::cache::DefaultWchanCache;
+use kallsyms_fast::fast::{build_addr_index, AddrIndex, AddrIndexLayout, TokenSlots};
+use kallsyms_fast::format::{sprint_symbol, Found, SymbolBuf};
+use kallsyms_fast::name::NameBuf;
+use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
+use kernel::prelude::*;
+
+module! {
+    type: KallsymsFastShim,
+    name: "kallsyms_fast_shim",
+    author: "kallsyms-fast developers",
+    description: "Fast kallsyms lookups and a wchan cache for /proc/PID/wchan",
+    license: "GPL",
+}
+
+extern "C" {
+    fn kfs_sprint_symbol(buf: *mut u8, addr: u64) -> c_int;
+    fn kfs_kvzalloc(size: usize) -> *mut u8;
+    fn kfs_kvfree(p: *mut u8);
+    fn kfs_cond_resched();
+    fn kfs_ktime_ns() -> u64;
+    fn kfs_collect_stack_addrs(out: *mut u64, max: usize) -> usize;
+    fn kfs_glue_init() -> c_int;
+    fn kfs_glue_exit();
+}
+
+/// `int (*)(unsigned long addr, char *symname)`: the signature of
+/// `lookup_symbol_name()` and `lookup_module_symbol_name()`.
+type LookupFn = unsafe extern "C" fn(u64, *mut u8) -> c_int;
+
+/// Buffer size the C side guarantees for `sprint_symbol()` (it checks
+/// `KSYM_SYMBOL_LEN` against it at build time).
+const SPRINT_BUF: usize = 1024;
+
+/// The table symbols the loader must pass, and the minimum size of each
+/// (the rest is checked once `kallsyms_num_syms` is known).
+const TABLE_SYMS: [(&str, usize); 8] = [
+    ("kallsyms_num_syms", 4),
+    ("kallsyms_relative_base", 8),
+    ("kallsyms_offsets", 4),
+    ("kallsyms_names", 1),
+    ("kallsyms_markers", 4),
+    ("kallsyms_token_table", 1),
+    ("kallsyms_token_index", 512),
+    ("kallsyms_seqs_of_names", 3),
+];
+const FUNC_SYMS: [&str; 2] = ["lookup_module_symbol_name", "lookup_symbol_name"];
+const SECTION_SYMS: [&str; 7] = [
+    "_stext",
+    "_etext",
+    "_sinittext",
+    "_einittext",
+    "_end",
+    "__init_begin",
+    "__init_end",
+];
+const NUM_INPUTS: usize = TABLE_SYMS.len() + FUNC_SYMS.len() + SECTION_SYMS.len();
+
+/// Shared by every CPU; 256 entries, 16 KiB.
+static CACHE: DefaultWchanCache = DefaultWchanCache::new();
+/// The verified state; published once, freed at module exit only.
+static STATE: AtomicPtr<Shim> = AtomicPtr::new(core::ptr::null_mut());
+/// Module load/unload notifications seen.
+static MODULE_EVENTS: AtomicU64 = AtomicU64::new(0);
+
+/// Text for the `status` file. Only touched under the C side's `kfs_lock`
+/// (every entry point that reads or writes it is called with it held).
+struct StatusText(core::cell::UnsafeCell<StatusInner>);
+
+struct StatusInner {
+    refused: ArrayVec<u8, 256>,
+    verified: ArrayVec<u8, 256>,
+    bench: ArrayVec<u8, 512>,
+}
+
+// SAFETY: all access is serialised by the C mutex `kfs_lock` (see above).
+unsafe impl Sync for StatusText {}
+
+static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
+    refused: ArrayVec::new_const(),
+    verified: ArrayVec::new_const(),
+    bench: ArrayVec::new_const(),
+}));
+
+/// The status text. Callers hold `kfs_lock` (all are C entry points called
+/// under it), so there is never a second reference.
+#[allow(clippy::mut_from_ref)]
+fn status() -> &'static mut StatusInner {
+    // SAFETY: serialised by `kfs_lock`, see `StatusText`.
+    unsafe { &mut *STATUS.0.get() }
+}
+
+/// Zero-initialised storage from `kvzalloc()`.
+struct KvSlice<T: Zeroed> {
+    ptr: *mut T,
+    len: usize,
+}
+
+/// Types for which all-zero bytes are a valid value.
+///
+/// # Safety
+///
+/// Implementors must be plain data valid when zeroed, alignment <= 8.
+unsafe trait Zeroed {}
+// SAFETY: integers are valid when zeroed.
+unsafe impl Zeroed for u16 {}
+// SAFETY: as above.
+unsafe impl Zeroed for u32 {}
+// SAFETY: as above.
+unsafe impl Zeroed for u64 {}
+// SAFETY: `TokenSlots` is `repr(C)` byte arrays; zero is valid (documented).
+unsafe impl Zeroed for TokenSlots {}
+
+impl<T: Zeroed> KvSlice<T> {
+    fn zeroed(len: usize) -> Result<Self> {
+        let bytes = len.checked_mul(core::mem::size_of::<T>()).ok_or(ENOMEM)?;
+        // SAFETY: plain allocation; kvzalloc memory is at least 8-byte
+        // aligned, enough for every `Zeroed` type.
+        let ptr = unsafe { kfs_kvzalloc(bytes.max(1)) }.cast::<T>();
+        if ptr.is_null() {
+            return Err(ENOMEM);
+        }
+        Ok(Self { ptr, len })
+    }
+
+    fn as_slice(&self) -> &[T] {
+        // SAFETY: `ptr` holds `len` zero-initialised (hence valid) `T`s.
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice`, and `&mut self` makes it unique.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl<T: Zeroed> Drop for KvSlice<T> {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `kfs_kvzalloc` and is freed once.
+        unsafe { kfs_kvfree(self.ptr.cast()) };
+    }
+}
+
+// SAFETY: the storage is only written while building, before publication.
+unsafe impl<T: Zeroed> Sync for KvSlice<T> {}
+// SAFETY: as above; ownership moves freely.
+unsafe impl<T: Zeroed> Send for KvSlice<T> {}
+
+/// Everything a lookup needs, verified.
+struct Shim {
+    tables: KallsymsTables<'static>,
+    sections: Sections,
+    layout: AddrIndexLayout,
+    buckets: KvSlice<u32>,
+    name_delta: KvSlice<u16>,
+    tokens: KvSlice<TokenSlots>,
+    module_lookup: LookupFn,
+    stock_lookup: LookupFn,
+}
+
+impl Shim {
+    fn index(&self) -> AddrIndex<'_> {
+        AddrIndex::from_parts(self.layout, self.buckets.as_slice(), self.name_delta.as_slice())
+    }
+
+    fn tokens(&self) -> &TokenSlots {
+        // Built with exactly one element.
+        &self.tokens.as_slice()[0]
+    }
+
+    /// `FastCore::lookup()`: the core-kernel answer for `addr`.
+    fn lookup_core(&self, addr: u64, name: &mut NameBuf) -> Option<(u64, u64)> {
+        if !self.sections.is_ksym_addr(addr) {
+            return None;
+        }
+        let idx = self.index();
+        let p = idx.symbol_pos(&self.tables, &self.sections, addr)?;
+        let off = idx.name_offset(&self.tables, p.pos)?;
+        self.tokens().expand(&self.tables, off, name)?;
+        Some((p.size, p.offset))
+    }
+
+    fn index_bytes(&self) -> usize {
+        self.layout.bytes() + core::mem::size_of::<TokenSlots>()
+    }
+}
+
+fn shim() -> Option<&'static Shim> {
+    let p = STATE.load(Ordering::Acquire);
+    // SAFETY: a non-null STATE points at a leaked, fully built `Shim` that
+    // is only freed in module exit, after the patch (the only other user)
+    // is gone.
+    unsafe { p.as_ref() }
+}
+
+/// A small `fmt::Write` into a byte array.
+struct Text<'a, const N: usize>(&'a mut ArrayVec<u8, N>);
+
+impl<const N: usize> Write for Text<'_, N> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.0.remaining_capacity().min(s.len());
+        let _ = self.0.try_extend_from_slice(&s.as_bytes()[..room]);
+        Ok(())
+    }
+}
+
+/// Why a load was refused.
+struct Refusal(ArrayVec<u8, 256>);
+
+macro_rules! refuse {
+    ($($arg:tt)*) => {{
+        let mut r = Refusal(ArrayVec::new());
+        let _ = write!(Text(&mut r.0), $($arg)*);
+        return Err(r);
+    }};
+}
+
+/// The stock `sprint_symbol()` text for `addr`.
+fn stock_sprint(addr: u64, buf: &mut [u8; SPRINT_BUF]) -> &[u8] {
+    // SAFETY: `buf` has SPRINT_BUF >= KSYM_SYMBOL_LEN bytes (checked at
+    // build time in the glue).
+    let n = unsafe { kfs_sprint_symbol(buf.as_mut_ptr(), addr) };
+    let n = usize::try_from(n).unwrap_or(0).min(SPRINT_BUF);
+    &buf[..n]
+}
+
+/// Checks that the stock kallsyms knows `name` at exactly `addr` (in the
+/// core kernel) and returns the size it gives the symbol.
+fn verify_symbol(name: &str, addr: u64) -> Result<u64, Refusal> {
+    let mut buf = [0u8; SPRINT_BUF];
+    let text = stock_sprint(addr, &mut buf);
+    let rest = text
+        .strip_prefix(name.as_bytes())
+        .and_then(|r| r.strip_prefix(b"+0x0/0x"));
+    let size = rest.and_then(|r| core::str::from_utf8(r).ok()).and_then(|r| u64::from_str_radix(r, 16).ok());
+    match size {
+        Some(s) => Ok(s),
+        None => {
+            let shown = core::str::from_utf8(text).unwrap_or("<non-utf8>");
+            refuse!("{name} at {addr:#x}: sprint_symbol() says \"{shown}\", not {name}+0x0/...")
+        }
+    }
+}
+
+/// Name of input `i`: the tables, then the functions, then the sections.
+fn input_name(i: usize) -> &'static str {
+    let (t, f) = (TABLE_SYMS.len(), FUNC_SYMS.len());
+    match i {
+        _ if i < t => TABLE_SYMS[i].0,
+        _ if i < t + f => FUNC_SYMS[i - t],
+        _ => SECTION_SYMS.get(i - t - f).copied().unwrap_or("?"),
+    }
+}
+
+fn parse_input(text: &[u8]) -> Result<[u64; NUM_INPUTS], Refusal> {
+    let Ok(text) = core::str::from_utf8(text) else {
+        refuse!("input is not UTF-8 text");
+    };
+    let mut vals = [0u64; NUM_INPUTS];
+    let mut seen = [false; NUM_INPUTS];
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut it = line.split_ascii_whitespace();
+        let (Some(name), Some(addr), None) = (it.next(), it.next(), it.next()) else {
+            refuse!("malformed line \"{line}\" (want: <symbol> <hex address>)");
+        };
+        let digits = addr.strip_prefix("0x").unwrap_or(addr);
+        let Ok(addr) = u64::from_str_radix(digits, 16) else {
+            refuse!("{name}: bad address \"{addr}\"");
+        };
+        let Some(i) = (0..NUM_INPUTS).position(|i| input_name(i) == name) else {
+            refuse!("unknown symbol \"{name}\"");
+        };
+        if seen[i] {
+            refuse!("{name} given twice");
+        }
+        seen[i] = true;
+        vals[i] = addr;
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        let name = input_name(i);
+        refuse!("{name} missing (input truncated?)");
+    }
+    Ok(vals)
+}
+
+/// A region of kernel memory the stock kallsyms vouches for.
+struct Region {
+    addr: u64,
+    size: usize,
+}
+
+impl Region {
+    /// The region as a slice of `T`, at most `count` elements.
+    ///
+    /// # Safety
+    ///
+    /// `addr..addr + size` must be mapped, immutable kernel memory for the
+    /// kernel's lifetime (the kallsyms tables in .rodata are).
+    unsafe fn slice<T>(&self, count: usize) -> Result<&'static [T], Refusal> {
+        let need = count.checked_mul(core::mem::size_of::<T>());
+        if need.map_or(true, |b| b > self.size) || self.addr % core::mem::align_of::<T>() as u64 != 0 {
+            refuse!("object at {:#x} ({} bytes) cannot hold {count} entries", self.addr, self.size);
+        }
+        // SAFETY: in bounds and aligned (checked above); the caller
+        // guarantees the memory is mapped and immutable.
+        Ok(unsafe { core::slice::from_raw_parts(self.addr as *const T, count) })
+    }
+}
+
+/// Our `sprint_symbol()` text for `addr`.
+fn shim_sprint(s: &Shim, addr: u64, out: &mut SymbolBuf, name: &mut NameBuf) {
+    match s.lookup_core(addr, name) {
+        Some((size, offset)) => {
+            let f = Found {
+                name: name.as_bytes(),
+                size,
+                offset,
+                module: None,
+            };
+            sprint_symbol(out, addr, Some(&f), true);
+        }
+        None => sprint_symbol(out, addr, None, true),
+    }
+}
+
+/// Compares our text with the stock one for `addr`.
+fn check_addr(s: &Shim, addr: u64, checks: &mut u64) -> Result<(), Refusal> {
+    let mut out = SymbolBuf::new();
+    let mut name = NameBuf::new();
+    shim_sprint(s, addr, &mut out, &mut name);
+    let mut buf = [0u8; SPRINT_BUF];
+    let stock = stock_sprint(addr, &mut buf);
+    *checks += 1;
+    if out.as_bytes() != stock {
+        let ours = core::str::from_utf8(out.as_bytes()).unwrap_or("<non-utf8>");
+        let theirs = core::str::from_utf8(stock).unwrap_or("<non-utf8>");
+        refuse!("mismatch at {addr:#x}: index \"{ours}\", sprint_symbol() \"{theirs}\"");
+    }
+    Ok(())
+}
+
+fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
+    let vals = parse_input(text)?;
+    // 1. Every address must be what the stock kallsyms calls it.
+    let mut regions: ArrayVec<Region, 8> = ArrayVec::new();
+    for (i, (name, min)) in TABLE_SYMS.iter().enumerate() {
+        let size = verify_symbol(name, vals[i])?;
+        if size < *min as u64 || size > (256 << 20) {
+            refuse!("{name}: size {size} out of range");
+        }
+        regions.push(Region {
+            addr: vals[i],
+            size: size as usize,
+        });
+    }
+    let mut funcs = [0u64; 2];
+    for (i, name) in FUNC_SYMS.iter().enumerate() {
+        let a = vals[TABLE_SYMS.len() + i];
+        verify_symbol(name, a)?;
+        funcs[i] = a;
+    }
+    let sec = &vals[TABLE_SYMS.len() + FUNC_SYMS.len()..];
+    let sections = Sections {
+        stext: sec[0],
+        etext: sec[1],
+        sinittext: sec[2],
+        einittext: sec[3],
+        end: sec[4],
+        init_begin: sec[5],
+        init_end: sec[6],
+        gate: None,
+        all_symbols: cfg!(CONFIG_KALLSYMS_ALL),
+    };
+    if !(sections.stext < sections.etext
+        && sections.etext <= sections.end
+        && sections.sinittext <= sections.einittext
+        && sections.init_begin <= sections.init_end)
+    {
+        refuse!("section bounds out of order");
+    }
+
+    // 2. The tables, bounded by the sizes the kernel gives their symbols.
+    // SAFETY (all `slice` calls): each region is a kallsyms table in the
+    // kernel's .rodata, proven by `verify_symbol`, with the size kallsyms
+    // gives it; .rodata is mapped and never written after boot.
+    let num = unsafe { regions[0].slice::<u32>(1) }?[0];
+    // SAFETY: see above.
+    let base = unsafe { regions[1].slice::<u64>(1) }?[0];
+    let n = num as usize;
+    if n == 0 || n > (1 << 24) {
+        refuse!("kallsyms_num_syms = {n} out of range");
+    }
+    let tables = KallsymsTables {
+        num_syms: num,
+        // SAFETY: see above.
+        offsets: unsafe { regions[2].slice::<i32>(n) }?,
+        relative_base: base,
+        // SAFETY: see above.
+        names: unsafe { regions[3].slice::<u8>(regions[3].size) }?,
+        // SAFETY: see above.
+        markers: unsafe { regions[4].slice::<u32>(n.div_ceil(256)) }?,
+        // SAFETY: see above.
+        token_table: unsafe { regions[5].slice::<u8>(regions[5].size) }?,
+        // SAFETY: see above.
+        token_index: unsafe { regions[6].slice::<u16>(256) }?,
+        // SAFETY: see above.
+        seqs_of_names: unsafe { regions[7].slice::<u8>(3 * n) }?,
+        absolute_percpu: cfg!(CONFIG_KALLSYMS_ABSOLUTE_PERCPU),
+    };
+    let Ok(mut scratch) = KvSlice::<u64>::zeroed(n.div_ceil(64)) else {
+        refuse!("out of memory");
+    };
+    if let Err(e) = tables.validate(scratch.as_mut_slice()) {
+        refuse!("tables do not validate: {e}");
+    }
+    drop(scratch);
+
+    // 3. Build the index into kvmalloc'd storage.
+    let layout = AddrIndexLayout::for_table(&tables, &sections);
+    let (Ok(mut buckets), Ok(mut name_delta), Ok(mut tokens)) = (
+        KvSlice::<u32>::zeroed(layout.bucket_words),
+        KvSlice::<u16>::zeroed(layout.delta_words),
+        KvSlice::<TokenSlots>::zeroed(1),
+    ) else {
+        refuse!("out of memory");
+    };
+    if let Err(e) = build_addr_index(
+        &tables,
+        layout,
+        buckets.as_mut_slice(),
+        name_delta.as_mut_slice(),
+    ) {
+        refuse!("index build failed: {e}");
+    }
+    if tokens.as_mut_slice()[0].fill(&tables).is_none() {
+        refuse!("token table malformed");
+    }
+    // SAFETY: both were verified above (sprint_symbol prints
+    // `<name>+0x0/...` for them): they are the entry points of these two
+    // functions, whose C signature is `int (unsigned long, char *)`.
+    let (module_lookup, stock_lookup) = unsafe {
+        (
+            core::mem::transmute::<usize, LookupFn>(funcs[0] as usize),
+            core::mem::transmute::<usize, LookupFn>(funcs[1] as usize),
+        )
+    };
+    let shim = Shim {
+        tables,
+        sections,
+        layout,
+        buckets,
+        name_delta,
+        tokens,
+        module_lookup,
+        stock_lookup,
+    };
+
+    // 4. The index must answer exactly as the stock kallsyms: every
+    // symbol's first and last byte, and every section boundary.
+    let mut checks = 0u64;
+    for pos in 0..n {
+        let Some(a) = shim.tables.sym_address(pos) else {
+            refuse!("symbol {pos}: no address");
+        };
+        check_addr(&shim, a, &mut checks)?;
+        let mut name = NameBuf::new();
+        if let Some((size, offset)) = shim.lookup_core(a, &mut name) {
+            if size > 1 && offset == 0 {
+                check_addr(&shim, a.wrapping_add(size - 1), &mut checks)?;
+            }
+        }
+        if pos % 128 == 0 {
+            // SAFETY: process context (a debugfs write), no locks held
+            // but the sleeping `kfs_lock` mutex.
+            unsafe { kfs_cond_resched() };
+        }
+    }
+    let s = sections;
+    for b in [
+        s.stext, s.etext, s.sinittext, s.einittext, s.end, s.init_begin, s.init_end,
+    ] {
+        for a in [b.wrapping_sub(1), b, b.wrapping_add(1)] {
+            check_addr(&shim, a, &mut checks)?;
+        }
+    }
+    // The x86_64 vsyscall page: stock and index must agree there too.
+    for a in [0xffff_ffff_ff60_0000u64, 0xffff_ffff_ff60_0800] {
+        check_addr(&shim, a, &mut checks)?;
+    }
+    let Ok(b) = KBox::new(shim, GFP_KERNEL) else {
+        refuse!("out of memory");
+    };
+    Ok((b, checks))
+}
+
+fn errno(e: Error) -> c_int {
+    e.to_errno()
+}
+
+/// `kallsyms_fast/load` write: parse, verify, build. Called under `kfs_lock`.
+#[no_mangle]
+pub extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
+    if !STATE.load(Ordering::Acquire).is_null() {
+        pr_err!("refused: tables already loaded; reload the module to load again\n");
+        return errno(EBUSY);
+    }
+    // SAFETY: the glue passes a kernel buffer of `len` bytes it owns.
+    let text = unsafe { core::slice::from_raw_parts(text, len) };
+    let st = status();
+    let t0 = now();
+    match build(text) {
+        Ok((shim, checks)) => {
+            let ms = (now() - t0) / 1_000_000;
+            st.refused.clear();
+            st.verified.clear();
+            let _ = write!(
+                Text(&mut st.verified),
+                "{} symbols, {checks} addresses checked against sprint_symbol() in {ms} ms, index {} bytes",
+                shim.tables.num_syms,
+                shim.index_bytes()
+            );
+            pr_info!(
+                "verified: {}\n",
+                core::str::from_utf8(&st.verified).unwrap_or("")
+            );
+            STATE.store(KBox::into_raw(shim), Ordering::Release);
+            0
+        }
+        Err(r) => {
+            st.refused = r.0;
+            pr_err!(
+                "refused: {}; the stock lookup stays in charge\n",
+                core::str::from_utf8(&st.refused).unwrap_or("<non-utf8>")
+            );
+            errno(EINVAL)
+        }
+    }
+}
+
+/// Whether verified tables are in place.
+#[no_mangle]
+pub extern "C" fn kfs_rust_ready() -> bool {
+    shim().is_some()
+}
+
+/// Module notifier: any module state change makes cached answers stale.
+#[no_mangle]
+pub extern "C" fn kfs_rust_modules_changed(_event: u64) {
+    CACHE.invalidate();
+    MODULE_EVENTS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The livepatch replacement of `lookup_symbol_name()`: same contract,
+/// same answers.
+///
+/// # Safety
+///
+/// `symname` must point at `KSYM_NAME_LEN` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut u8) -> c_int {
+    // SAFETY: the caller's contract (the kernel's for lookup_symbol_name).
+    let out = unsafe { core::slice::from_raw_parts_mut(symname, KSYM_NAME_LEN) };
+    out[0] = 0;
+    out[KSYM_NAME_LEN - 1] = 0;
+    let Some(s) = shim() else {
+        return errno(ERANGE);
+    };
+    if s.sections.is_ksym_addr(addr) {
+        if let Some(hit) = CACHE.get(addr) {
+            put_name(out, &hit);
+            return 0;
+        }
+        let generation = CACHE.generation();
+        let mut name = NameBuf::new();
+        if s.lookup_core(addr, &mut name).is_some() {
+            put_name(out, name.as_bytes());
+            CACHE.insert(addr, generation, name.as_bytes());
+        }
+        return 0;
+    }
+    // SAFETY: `module_lookup` is `lookup_module_symbol_name` (verified at
+    // load), called with the caller's buffer, as the stock path does.
+    unsafe { (s.module_lookup)(addr, symname) }
+}
+
+/// The index path without the cache (for the bench).
+fn lookup_nocache(s: &Shim, addr: u64, symname: *mut u8) -> c_int {
+    if s.sections.is_ksym_addr(addr) {
+        let mut name = NameBuf::new();
+        if s.lookup_core(addr, &mut name).is_some() {
+            // SAFETY: the bench passes KSYM_NAME_LEN-byte buffers.
+            let out = unsafe { core::slice::from_raw_parts_mut(symname, KSYM_NAME_LEN) };
+            put_name(out, name.as_bytes());
+        }
+        return 0;
+    }
+    // SAFETY: as in `kfs_lookup_symbol_name`.
+    unsafe { (s.module_lookup)(addr, symname) }
+}
+
+fn put_name(out: &mut [u8], name: &[u8]) {
+    let n = name.len().min(out.len() - 1);
+    out[..n].copy_from_slice(&name[..n]);
+    out[n] = 0;
+}
+
+fn now() -> u64 {
+    // SAFETY: plain clock read.
+    unsafe { kfs_ktime_ns() }
+}
+
+fn cstr(buf: &[u8]) -> &[u8] {
+    &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]
+}
+
+/// `ctl`: `bench <rounds>`. Times the stock `lookup_symbol_name()` (through
+/// its address: while the patch is enabled that call is redirected to the
+/// shim, so run it before `enable` for the stock number) against the shim,
+/// over the return addresses on every task's stack. Called under `kfs_lock`.
+#[no_mangle]
+pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
+    let Some(s) = shim() else {
+        return errno(ENOENT);
+    };
+    let rounds = rounds.clamp(1, 1000) as u64;
+    let Ok(mut addrs) = KvSlice::<u64>::zeroed(4096) else {
+        return errno(ENOMEM);
+    };
+    // SAFETY: `addrs` has 4096 slots.
+    let n = unsafe { kfs_collect_stack_addrs(addrs.as_mut_slice().as_mut_ptr(), 4096) };
+    let addrs = &addrs.as_slice()[..n.min(4096)];
+    if addrs.is_empty() {
+        return errno(ENOENT);
+    }
+    let mut a = [0u8; KSYM_NAME_LEN];
+    let mut b = [0u8; KSYM_NAME_LEN];
+    // Agreement first: same return code and name for every address.
+    let mut mismatches = 0u64;
+    for &x in addrs {
+        // SAFETY: KSYM_NAME_LEN-byte buffers, as the contract requires.
+        let ra = unsafe { (s.stock_lookup)(x, a.as_mut_ptr()) };
+        let rb = lookup_nocache(s, x, b.as_mut_ptr());
+        if ra != rb || (ra == 0 && cstr(&a) != cstr(&b)) {
+            mismatches += 1;
+        }
+    }
+    let ops = rounds * addrs.len() as u64;
+    let t0 = now();
+    for _ in 0..rounds {
+        for &x in addrs {
+            // SAFETY: as above.
+            unsafe { (s.stock_lookup)(x, a.as_mut_ptr()) };
+        }
+    }
+    let t1 = now();
+    for _ in 0..rounds {
+        for &x in addrs {
+            lookup_nocache(s, x, a.as_mut_ptr());
+        }
+    }
+    let t2 = now();
+    CACHE.invalidate();
+    for _ in 0..rounds {
+        for &x in addrs {
+            // SAFETY: as above.
+            unsafe { kfs_lookup_symbol_name(x, a.as_mut_ptr()) };
+        }
+    }
+    let t3 = now();
+    let (stock, index, cached) = ((t1 - t0) / ops, (t2 - t1) / ops, (t3 - t2) / ops);
+    let st = status();
+    st.bench.clear();
+    let _ = write!(
+        Text(&mut st.bench),
+        "bench: {} addresses x {rounds} rounds: lookup_symbol_name {stock} ns, index {index} ns ({}.{:02}x), index+cache {cached} ns ({}.{:02}x); {mismatches} disagreements",
+        addrs.len(),
+        stock / index.max(1),
+        (stock * 100 / index.max(1)) % 100,
+        stock / cached.max(1),
+        (stock * 100 / cached.max(1)) % 100,
+    );
+    pr_info!("{}\n", core::str::from_utf8(&st.bench).unwrap_or(""));
+    if mismatches > 0 {
+        pr_err!("bench: {mismatches} addresses resolved differently from lookup_symbol_name()\n");
+    }
+    0
+}
+
+/// `status` read. Called under `kfs_lock`.
+#[no_mangle]
+pub extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
+    let mut text: ArrayVec<u8, 2048> = ArrayVec::new();
+    let st = status();
+    {
+        let mut w = Text(&mut text);
+        let _ = match shim() {
+            Some(_) => writeln!(w, "state: ready"),
+            None => writeln!(w, "state: no tables (stock lookup in charge)"),
+        };
+        let _ = writeln!(w, "verified: {}", core::str::from_utf8(&st.verified).unwrap_or(""));
+        let _ = writeln!(w, "last refusal: {}", core::str::from_utf8(&st.refused).unwrap_or(""));
+        let _ = writeln!(w, "{}", core::str::from_utf8(&st.bench).unwrap_or("bench: none"));
+        let _ = writeln!(
+            w,
+            "cache generation: {}, module events: {}",
+            CACHE.generation(),
+            MODULE_EVENTS.load(Ordering::Relaxed)
+        );
+    }
+    let n = text.len().min(len);
+    // SAFETY: the glue passes a buffer of `len` bytes.
+    let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
+    out[..n].copy_from_slice(&text[..n]);
+    n
+}
+
+struct KallsymsFastShim;
+
+impl kernel::Module for KallsymsFastShim {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: called once, from module init.
+        let ret = unsafe { kfs_glue_init() };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        pr_info!("loaded; write the table addresses to kallsyms_fast/load\n");
+        Ok(KallsymsFastShim)
+    }
+}
+
+impl Drop for KallsymsFastShim {
+    fn drop(&mut self) {
+        // SAFETY: called once, from module exit; afterwards no debugfs
+        // writer or notifier can run, and the patch (which holds a module
+        // reference) is gone, so nothing uses STATE any more.
+        unsafe { kfs_glue_exit() };
+        let p = STATE.swap(core::ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            // SAFETY: `p` came from `KBox::into_raw` and is freed once.
+            drop(unsafe { KBox::from_raw(p) });
+        }
+        pr_info!("unloaded\n");
+    }
+}
