@@ -25,25 +25,11 @@
 #include <linux/stacktrace.h>
 #include <linux/uaccess.h>
 
+#include "shim_glue.h"
+
 #define KFS_SYMBOL_BUF	1024
 #define KFS_IN_MAX	8192
 #define KFS_STATUS_MAX	4096
-
-/* Implemented in shim_main.rs. */
-int kfs_lookup_symbol_name(unsigned long addr, char *symname);
-int kfs_rust_load(const char *text, size_t len);
-bool kfs_rust_ready(void);
-int kfs_rust_bench(unsigned int rounds);
-size_t kfs_rust_status(char *buf, size_t len);
-void kfs_rust_modules_changed(unsigned long event);
-int kfs_glue_init(void);
-void kfs_glue_exit(void);
-int kfs_sprint_symbol(char *buf, unsigned long addr);
-void *kfs_kvzalloc(size_t size);
-void kfs_kvfree(void *p);
-void kfs_cond_resched(void);
-u64 kfs_ktime_ns(void);
-size_t kfs_collect_stack_addrs(unsigned long *out, size_t max);
 
 static DEFINE_MUTEX(kfs_lock);
 static struct dentry *kfs_dir;

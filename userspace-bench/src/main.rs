@@ -6,6 +6,7 @@ mod bench;
 mod blaze;
 mod load;
 mod resolve;
+mod shim;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,6 +52,8 @@ enum Command {
         #[arg(long)]
         quick: bool,
     },
+    /// Load and enable the kmod-shim kernel module; time /proc/PID/wchan reads.
+    Shim(shim::ShimArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
                 })
                 .map_err(|e| e.to_string())
         }
+        Some(Command::Shim(args)) => shim::run(&args),
         Some(Command::Bench { root, json, quick }) => {
             bench::run(&bench::Options { root, json, quick })
         }

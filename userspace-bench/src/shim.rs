@@ -1,0 +1,214 @@
+//! `kallsyms-bench shim`: the userspace side of `kmod-shim/`.
+//!
+//! - `shim load`: reads `/proc/kallsyms` (as root, so addresses are real),
+//!   writes the addresses of the kallsyms tables, the section symbols and
+//!   the two lookup functions to `kallsyms_fast/load` in debugfs, then
+//!   (unless `--no-enable`) asks the module to enable its livepatch. The
+//!   module verifies everything against the stock `sprint_symbol()` first
+//!   and refuses anything that does not match.
+//! - `shim wchan`: prints `<tid> <wchan>` for every thread.
+//! - `shim wchan-bench`: reads every thread's `/proc/PID/task/TID/wchan`
+//!   repeatedly and reports the time per read.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+
+/// Symbols the module needs, in the order it expects nothing in particular.
+pub const SHIM_SYMBOLS: &[&str] = &[
+    "kallsyms_num_syms",
+    "kallsyms_relative_base",
+    "kallsyms_offsets",
+    "kallsyms_names",
+    "kallsyms_markers",
+    "kallsyms_token_table",
+    "kallsyms_token_index",
+    "kallsyms_seqs_of_names",
+    "lookup_module_symbol_name",
+    "lookup_symbol_name",
+    "_stext",
+    "_etext",
+    "_sinittext",
+    "_einittext",
+    "_end",
+    "__init_begin",
+    "__init_end",
+];
+
+/// `kallsyms-bench shim ...`.
+#[derive(Args)]
+pub struct ShimArgs {
+    #[command(subcommand)]
+    cmd: ShimCmd,
+}
+
+#[derive(Subcommand)]
+enum ShimCmd {
+    /// Pass the table addresses from /proc/kallsyms to kallsyms_fast_shim and enable it.
+    Load {
+        /// Where to read symbols from.
+        #[arg(long, default_value = "/proc/kallsyms")]
+        kallsyms: PathBuf,
+        /// The module's debugfs directory.
+        #[arg(long, default_value = "/sys/kernel/debug/kallsyms_fast")]
+        dir: PathBuf,
+        /// Print the text instead of writing it.
+        #[arg(long)]
+        print: bool,
+        /// Load and verify only; do not enable the livepatch.
+        #[arg(long)]
+        no_enable: bool,
+    },
+    /// Print `<tid> <wchan>` for every thread.
+    Wchan,
+    /// Time reads of every thread's /proc/PID/task/TID/wchan.
+    WchanBench {
+        /// Passes over all threads.
+        #[arg(long, default_value_t = 20)]
+        rounds: u32,
+    },
+}
+
+/// Runs a `shim` subcommand.
+pub fn run(args: &ShimArgs) -> Result<(), String> {
+    match &args.cmd {
+        ShimCmd::Load {
+            kallsyms,
+            dir,
+            print,
+            no_enable,
+        } => {
+            let text = fs::read_to_string(kallsyms)
+                .map_err(|e| format!("{}: {e}", kallsyms.display()))?;
+            let load = load_text(&text)?;
+            if *print {
+                print!("{load}");
+                return Ok(());
+            }
+            write_file(&dir.join("load"), load.as_bytes())?;
+            if !no_enable {
+                write_file(&dir.join("ctl"), b"enable")?;
+            }
+            eprintln!(
+                "kallsyms-bench: shim loaded{}",
+                if *no_enable { "" } else { " and enabled" }
+            );
+            Ok(())
+        }
+        ShimCmd::Wchan => {
+            let mut out = std::io::stdout().lock();
+            for (tid, path) in threads()? {
+                let w = fs::read_to_string(&path).unwrap_or_else(|_| "?".into());
+                let _ = writeln!(out, "{tid} {w}");
+            }
+            Ok(())
+        }
+        ShimCmd::WchanBench { rounds } => {
+            let threads = threads()?;
+            let mut buf = Vec::with_capacity(256);
+            let t = Instant::now();
+            for _ in 0..*rounds {
+                for (_, p) in &threads {
+                    buf.clear();
+                    if let Ok(mut f) = fs::File::open(p) {
+                        let _ = std::io::Read::read_to_end(&mut f, &mut buf);
+                    }
+                }
+            }
+            let reads = u64::from(*rounds) * threads.len() as u64;
+            let ns = t.elapsed().as_nanos() as u64 / reads.max(1);
+            println!(
+                "wchan-bench: {} threads x {rounds} rounds: {ns} ns per /proc/PID/wchan read",
+                threads.len()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn write_file(path: &Path, data: &[u8]) -> Result<(), String> {
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("{}: {e} (is kallsyms_fast_shim loaded?)", path.display()))?;
+    f.write_all(data).map_err(|e| {
+        format!(
+            "{}: {e} (the module refused; see dmesg and {}/status)",
+            path.display(),
+            path.parent().unwrap_or(Path::new(".")).display()
+        )
+    })
+}
+
+/// The `load` text: `<name> <hex address>` per needed symbol, taking each
+/// name's first core-kernel line.
+pub fn load_text(kallsyms: &str) -> Result<String, String> {
+    let mut found: Vec<Option<u64>> = vec![None; SHIM_SYMBOLS.len()];
+    for line in kallsyms.lines() {
+        let mut it = line.split_ascii_whitespace();
+        let (Some(addr), Some(_ty), Some(name), None) = (it.next(), it.next(), it.next(), it.next())
+        else {
+            continue; // module symbols have a fourth field
+        };
+        if let Some(i) = SHIM_SYMBOLS.iter().position(|s| *s == name) {
+            if found[i].is_none() {
+                found[i] = u64::from_str_radix(addr, 16).ok();
+            }
+        }
+    }
+    let mut out = String::new();
+    for (name, addr) in SHIM_SYMBOLS.iter().zip(&found) {
+        match addr {
+            Some(0) => {
+                return Err(format!(
+                    "{name} has address 0 in /proc/kallsyms: run as root (kptr_restrict)"
+                ))
+            }
+            Some(a) => out.push_str(&format!("{name} {a:x}\n")),
+            None => return Err(format!("{name} not in /proc/kallsyms (needs KALLSYMS_ALL)")),
+        }
+    }
+    Ok(out)
+}
+
+fn threads() -> Result<Vec<(u32, PathBuf)>, String> {
+    let mut v = Vec::new();
+    for p in fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))? {
+        let Ok(p) = p else { continue };
+        if p.file_name().to_string_lossy().parse::<u32>().is_err() {
+            continue;
+        }
+        let Ok(tasks) = fs::read_dir(p.path().join("task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            if let Ok(tid) = t.file_name().to_string_lossy().parse::<u32>() {
+                v.push((tid, t.path().join("wchan")));
+            }
+        }
+    }
+    v.sort();
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_text_takes_core_symbols_only() {
+        let mut k = String::new();
+        for (i, s) in SHIM_SYMBOLS.iter().enumerate() {
+            k.push_str(&format!("{:016x} T {s}\tmodx]\n", 0x1000 + i));
+            k.push_str(&format!("{:016x} T {s}\n", 0xffff_0000_0000_0000u64 + i as u64));
+        }
+        let t = load_text(&k).unwrap();
+        assert_eq!(t.lines().count(), SHIM_SYMBOLS.len());
+        assert!(t.starts_with("kallsyms_num_syms ffff000000000000\n"));
+        k = k.replace("_end\n", "_endx\n");
+        assert!(load_text(&k).unwrap_err().contains("_end"));
+    }
+}
