@@ -28,14 +28,16 @@
 //! computed against an older module set can never be returned after the
 //! bump: entries whose generation differs from the current one are misses.
 //!
-//! # LRU
+//! # Replacement: CLOCK (second chance), an LRU approximation
 //!
-//! Each entry carries a stamp from a clock that advances on every insert:
-//! an insert takes the clock's value and advances it, a hit sets the stamp
-//! to the clock's current value, and does so only when the stamp is behind,
-//! so a hot entry costs one store per insert anywhere and none in the
-//! steady state; the victim of an insert is an
-//! empty or stale entry, else the one with the oldest stamp.
+//! Each entry has a referenced bit. A hit sets it only if it is clear, so a
+//! hot entry costs no store at all in the steady state, whatever else is
+//! inserted. An insert takes the first empty or stale way of the set, else
+//! walks the ways clearing referenced bits and evicts the first way found
+//! unreferenced: an entry used since the last eviction scan survives it.
+//! (A true LRU with per-hit timestamps was measured first; with a cold
+//! tail every insert forced the next hit on each hot entry to store, which
+//! across CPUs means bouncing lines.)
 //!
 //! There are no hit/miss counters: a shared counter would be a store to
 //! one line from every CPU on every hit, the contention this design avoids.
@@ -55,11 +57,22 @@ const NAME_WORDS: usize = 5;
 /// A name copied out of the cache.
 pub type CachedName = ArrayVec<u8, CACHE_NAME_MAX>;
 
+/// Size of an entry's raw name area: a length byte and the name.
+pub const RAW_NAME_LEN: usize = NAME_WORDS * 8;
+
+/// The name bytes of a raw name area, padded to [`CACHE_NAME_MAX`].
+#[inline]
+pub fn raw_name(raw: &[u8; RAW_NAME_LEN]) -> [u8; CACHE_NAME_MAX] {
+    let mut out = [0u8; CACHE_NAME_MAX];
+    out.copy_from_slice(&raw[1..]);
+    out
+}
+
 /// One entry: exactly one 64-byte cache line.
 #[repr(C, align(64))]
 struct Entry {
     seq: AtomicU32,
-    stamp: AtomicU32,
+    referenced: AtomicU32,
     key: AtomicU64,
     generation: AtomicU64,
     /// Byte 0: name length; bytes 1..: name, little-endian packed.
@@ -70,7 +83,7 @@ impl Entry {
     const fn new() -> Self {
         Self {
             seq: AtomicU32::new(0),
-            stamp: AtomicU32::new(0),
+            referenced: AtomicU32::new(0),
             key: AtomicU64::new(0),
             // Generation 0 is never current (the cache starts at 1), so a
             // fresh entry is a miss.
@@ -139,35 +152,45 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     /// The cached name for `addr`, if present and current.
     #[inline]
     pub fn get(&self, addr: u64) -> Option<CachedName> {
+        let mut raw = [0u8; RAW_NAME_LEN];
+        let len = self.get_raw(addr, &mut raw)?;
+        let mut out = CachedName::from(raw_name(&raw));
+        out.truncate(len);
+        Some(out)
+    }
+
+    /// Like [`get`](Self::get), but leaves the entry's raw name area in
+    /// `raw` (byte 0 the length, then the name, zero padded) and returns the
+    /// length: fixed-size copies only, no call to `memcpy` on the hot path.
+    #[inline]
+    pub fn get_raw(&self, addr: u64, raw: &mut [u8; RAW_NAME_LEN]) -> Option<usize> {
         let generation = self.generation();
         for e in self.set_of(addr) {
             let s1 = e.seq.load(Ordering::Acquire);
-            if s1 & 1 != 0 {
+            // A torn key can only cause a false miss here, or a false match
+            // that the sequence re-check below rejects.
+            if s1 & 1 != 0 || e.key.load(Ordering::Relaxed) != addr {
                 continue;
             }
-            let key = e.key.load(Ordering::Relaxed);
             let eg = e.generation.load(Ordering::Relaxed);
             let mut words = [0u64; NAME_WORDS];
             for (w, a) in words.iter_mut().zip(e.name.iter()) {
                 *w = a.load(Ordering::Relaxed);
             }
             fence(Ordering::Acquire);
-            if e.seq.load(Ordering::Relaxed) != s1 || key != addr || eg != generation {
+            if e.seq.load(Ordering::Relaxed) != s1
+                || e.key.load(Ordering::Relaxed) != addr
+                || eg != generation
+            {
                 continue;
             }
-            let mut bytes = [0u8; NAME_WORDS * 8];
-            for (chunk, w) in bytes.chunks_exact_mut(8).zip(words.iter()) {
+            for (chunk, w) in raw.chunks_exact_mut(8).zip(words.iter()) {
                 chunk.copy_from_slice(&w.to_le_bytes());
             }
-            let len = (bytes[0] as usize).min(CACHE_NAME_MAX);
-            let mut out = CachedName::new();
-            // Cannot fail: len <= capacity.
-            let _ = out.try_extend_from_slice(bytes.get(1..1 + len).unwrap_or(&[]));
-            let now = self.clock.load(Ordering::Relaxed);
-            if e.stamp.load(Ordering::Relaxed) != now {
-                e.stamp.store(now, Ordering::Relaxed);
+            if e.referenced.load(Ordering::Relaxed) == 0 {
+                e.referenced.store(1, Ordering::Relaxed);
             }
-            return Some(out);
+            return Some((raw[0] as usize).min(CACHE_NAME_MAX));
         }
         None
     }
@@ -183,22 +206,27 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         let set = self.set_of(addr);
         let current = self.generation();
         let mut victim: Option<&Entry> = None;
-        let mut oldest = u32::MAX;
         for e in set {
             let eg = e.generation.load(Ordering::Relaxed);
-            let key = e.key.load(Ordering::Relaxed);
-            if eg == current && key == addr {
+            if eg == current && e.key.load(Ordering::Relaxed) == addr {
                 // Already present (another CPU was faster).
                 return false;
             }
-            if eg != current {
+            if eg != current && victim.is_none() {
                 victim = Some(e);
-                break;
             }
-            let age = e.stamp.load(Ordering::Relaxed);
-            if victim.is_none() || age < oldest {
-                oldest = age;
-                victim = Some(e);
+        }
+        if victim.is_none() {
+            // Second chance, starting at a rotating hand.
+            let hand = self.clock.fetch_add(1, Ordering::Relaxed) as usize;
+            for k in 0..2 * WAYS {
+                let Some(e) = set.get((hand + k) % WAYS) else {
+                    break;
+                };
+                if e.referenced.swap(0, Ordering::Relaxed) == 0 {
+                    victim = Some(e);
+                    break;
+                }
             }
         }
         let Some(e) = victim else { return false };
@@ -223,10 +251,7 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         }
         e.key.store(addr, Ordering::Relaxed);
         e.generation.store(generation, Ordering::Relaxed);
-        // The insert takes the clock's current value and advances it, so a
-        // later hit (which takes the new value) ranks above this insert.
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
-        e.stamp.store(now, Ordering::Relaxed);
+        e.referenced.store(0, Ordering::Relaxed);
         e.seq.store(s.wrapping_add(2), Ordering::Release);
         true
     }

@@ -94,6 +94,16 @@ pub fn sprint_symbol(out: &mut SymbolBuf, addr: u64, found: Option<&Found<'_>>, 
     }
 }
 
+/// The wchan text for a name held zero-padded in a fixed array (a cache
+/// hit): one fixed-size copy, then the length.
+#[inline]
+pub fn wchan_padded<const N: usize>(out: &mut SymbolBuf, name: &[u8; N], len: usize) {
+    if let Some(dst) = out.buf.get_mut(..N) {
+        dst.copy_from_slice(name);
+        out.len = len.min(N);
+    }
+}
+
 /// The `/proc/PID/wchan` text: the bare name when `lookup_symbol_name()`
 /// succeeded, `0` otherwise (and for a zero wchan).
 pub fn wchan(out: &mut SymbolBuf, addr: u64, name: Option<&[u8]>) {

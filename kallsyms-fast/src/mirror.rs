@@ -377,8 +377,9 @@ impl Mirror {
     pub fn wchan(&self, algo: Algo, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         if algo == Algo::Cached && addr != 0 {
             let generation = self.cache.generation();
-            if let Some(n) = self.cache.get(addr) {
-                format::wchan(out, addr, Some(&n));
+            let mut raw = [0u8; crate::cache::RAW_NAME_LEN];
+            if let Some(len) = self.cache.get_raw(addr, &mut raw) {
+                format::wchan_padded(out, &crate::cache::raw_name(&raw), len);
                 return;
             }
             let found = self.resolve(Algo::Fast, addr, name).is_some();

@@ -42,13 +42,13 @@ fn long_names_are_not_cached() {
 }
 
 #[test]
-fn least_recently_used_is_evicted() {
+fn recently_used_entry_survives_eviction() {
     // One set of two ways: every address maps to it.
     let c: WchanCache<1, 2> = WchanCache::new();
     let g = c.generation();
     assert!(c.insert(1, g, b"a"));
     assert!(c.insert(2, g, b"b"));
-    // Touch 1 so that 2 is the least recently used.
+    // Touch 1 so that 2 is the one not used since it was inserted.
     assert!(c.get(1).is_some());
     assert!(c.insert(3, g, b"c"));
     assert!(c.get(1).is_some());
