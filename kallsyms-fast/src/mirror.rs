@@ -226,14 +226,15 @@ impl Mirror {
         let mut directory = vec![0u32; name_layout.directory_words];
         let mut entries = vec![0u32; name_layout.entry_words];
         let mut hashes = vec![0u64; view.len()];
+        let tokens = Box::new(TokenSlots::new(&view).ok_or(TableError::BadToken { token: 0 })?);
         build_name_index(
             &view,
             name_layout,
+            &tokens,
             &mut directory,
             &mut entries,
             &mut hashes,
         )?;
-        let tokens = Box::new(TokenSlots::new(&view).ok_or(TableError::BadToken { token: 0 })?);
         let mut regions = Vec::new();
         for (i, m) in modules.iter().enumerate() {
             for r in m.layout.iter().filter(|r| r.size != 0) {

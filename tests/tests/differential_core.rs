@@ -117,10 +117,12 @@ fn build(k: &Kernel) -> Built {
     let mut deltas = vec![0; al.delta_words];
     build_addr_index(&view, al, &mut buckets, &mut deltas).expect("address index builds");
     let nl = NameIndexLayout::for_len(view.len());
+    let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
     let mut dir = vec![0; nl.directory_words];
     let mut entries = vec![0; nl.entry_words];
     let mut hashes = vec![0; view.len()];
-    build_name_index(&view, nl, &mut dir, &mut entries, &mut hashes).expect("name index builds");
+    build_name_index(&view, nl, &tokens, &mut dir, &mut entries, &mut hashes)
+        .expect("name index builds");
     Built {
         tables,
         buckets,

@@ -19,7 +19,8 @@
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::fast::addr_index::AddrIndex;
-use crate::name::{expand_symbol, name_equals, NameBuf};
+use crate::fast::expand::TokenSlots;
+use crate::name::{name_equals, NameBuf};
 use crate::tables::{KallsymsTables, TableError};
 
 const POS_MASK: u32 = (1 << 24) - 1;
@@ -73,11 +74,12 @@ fn split_hash(h: u64, bits: u32) -> (usize, u32) {
     (bucket, (h as u32) & 0xff)
 }
 
-/// Builds the index for a validated table. `hashes` is scratch space of one
-/// `u64` per symbol.
+/// Builds the index for a validated table, expanding names through
+/// `tokens`. `hashes` is scratch space of one `u64` per symbol.
 pub fn build_name_index<'a>(
     t: &KallsymsTables<'_>,
     layout: NameIndexLayout,
+    tokens: &TokenSlots,
     directory: &'a mut [u32],
     entries: &'a mut [u32],
     hashes: &mut [u64],
@@ -95,7 +97,8 @@ pub fn build_name_index<'a>(
     let mut off = 0usize;
     // Hash every name in one walk, counting bucket sizes.
     for (pos, h) in hashes.iter_mut().take(n).enumerate() {
-        off = expand_symbol(t, off, &mut name)
+        off = tokens
+            .expand(t, off, &mut name)
             .ok_or(TableError::BadNameRecord { pos: pos as u32 })?;
         *h = xxh3_64(name.as_bytes());
         let (b, _) = split_hash(*h, layout.bits);
