@@ -3,8 +3,8 @@
 //! # Layout and cost
 //!
 //! Every symbol's expanded name is hashed with `xxh3_64`. The top `bits` bits
-//! pick one of `2^bits` buckets (`2^bits` is the power of two at or below
-//! `n / 2`, about two symbols per bucket); `directory[b]..directory[b + 1]`
+//! pick one of `2^bits` buckets (`2^bits` is the largest power of two at
+//! most `n / 4`, four to eight symbols per bucket); `directory[b]..directory[b + 1]`
 //! is the bucket's slice of `entries`. An entry is `pos | tag << 24`: the
 //! symbol's address-order position (24 bits, as `kallsyms_seqs_of_names`
 //! limits tables to 2^24 symbols) and 8 more hash bits that reject almost
@@ -14,7 +14,7 @@
 //! is the lowest address, then the earliest alias: the symbol the kernel's
 //! `kallsyms_lookup_name()` returns (names sort by name, then address, then
 //! position). Memory: 4 bytes per symbol plus 4 bytes per bucket, at most
-//! 6 bytes per symbol.
+//! 5 bytes per symbol.
 
 use xxhash_rust::xxh3::xxh3_64;
 
