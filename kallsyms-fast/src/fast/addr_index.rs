@@ -5,20 +5,24 @@
 //!
 //! The address range `[lo, hi]` covered by the table (from the first symbol at
 //! or above the lowest section start to the last symbol) is cut into
-//! `2^shift`-byte buckets, `shift` chosen so that there are at most `n / 2`
-//! buckets (`n` = symbols). `buckets[b]` is the position of the first alias
-//! of the symbol group that covers the bucket's first byte. The answer for
-//! an address in bucket `b` lies in `buckets[b]..=buckets[b + 1]`, which two
-//! tiny binary searches over the kernel's own `kallsyms_offsets` narrow to
-//! the first alias. For a 120k-symbol kernel a bucket holds about two
-//! symbols, so a lookup touches one bucket line and one offsets line.
+//! `2^shift`-byte buckets, `shift` chosen so that there are at most `n / 4`
+//! buckets (`n` = symbols). Bucket `b` is a pair of `u32`: the position of
+//! the first alias of the symbol group that covers the bucket's first byte,
+//! and the byte offset of that symbol's record in `kallsyms_names`. The
+//! answer for an address in bucket `b` lies between the positions of
+//! buckets `b` and `b + 1`, which two tiny binary searches over the
+//! kernel's own `kallsyms_offsets` narrow to the first alias; its name is a
+//! few records past the bucket's record offset. For a 120k-symbol kernel a
+//! bucket holds about four symbols: a lookup reads one bucket pair, then
+//! one line of offsets and one line of names, those two independently (the
+//! names line is known from the bucket before the search ends).
 //!
-//! `name_delta[pos]` is the byte offset of record `pos` from its marker, so a
-//! name is found with one load instead of a walk; a block of 256 records
-//! longer than 64 KiB (never seen in a real kernel) stores `u16::MAX` and
-//! falls back to the walk, still correct.
+//! `name_delta[pos]` is the byte offset of record `pos` from its marker, for
+//! lookups by position (the name index, addresses below the indexed range);
+//! a block of 256 records longer than 64 KiB (never seen in a real kernel)
+//! stores `u16::MAX` and falls back to the walk, still correct.
 //!
-//! Memory: 4 bytes per bucket (at most 2 bytes per symbol) plus 2 bytes per
+//! Memory: 8 bytes per bucket (at most 2 bytes per symbol) plus 2 bytes per
 //! symbol for `name_delta`: at most 4 bytes per symbol in total.
 
 use crate::mainline::SymbolPos;
@@ -35,7 +39,7 @@ pub struct AddrIndexLayout {
     pub lo: u64,
     /// Bucket size is `1 << shift` bytes.
     pub shift: u32,
-    /// Number of `u32` bucket entries (buckets + 1 sentinel).
+    /// Number of `u32` bucket words: two per bucket, plus a sentinel pair.
     pub bucket_words: usize,
     /// Number of `u16` name deltas (one per symbol).
     pub delta_words: usize,
@@ -60,7 +64,7 @@ impl AddrIndexLayout {
             t.sym_address(n - 1).unwrap_or(lo)
         };
         let span = hi.saturating_sub(lo);
-        let target = ((n - first) / 2).max(1) as u64;
+        let target = ((n - first) / 4).max(1) as u64;
         let mut shift = 0u32;
         while shift < 63 && (span >> shift) >= target {
             shift += 1;
@@ -70,7 +74,7 @@ impl AddrIndexLayout {
             first,
             lo,
             shift,
-            bucket_words: buckets + 1,
+            bucket_words: 2 * (buckets + 1),
             delta_words: n,
         }
     }
@@ -87,6 +91,15 @@ pub struct AddrIndex<'a> {
     layout: AddrIndexLayout,
     buckets: &'a [u32],
     name_delta: &'a [u16],
+}
+
+/// Record offset of `pos`, walking from its marker.
+fn offset_by_walk(t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
+    let mut off = *t.markers.get(pos / MARKER_STRIDE)? as usize;
+    for _ in 0..pos % MARKER_STRIDE {
+        off = skip_record(t, off)?;
+    }
+    Some(off)
 }
 
 /// First position in `lo..hi` for which `pred(address)` is false (addresses
@@ -121,10 +134,29 @@ pub fn build_addr_index<'a>(
     if buckets.len() < layout.bucket_words || name_delta.len() < layout.delta_words {
         return Err(TableError::TooShort("index storage"));
     }
-    // Buckets: one sweep over positions and bucket starts together.
+    // Name deltas: one walk over all records.
+    let mut off = 0usize;
+    let mut block_start = 0usize;
+    for (p, slot) in name_delta.iter_mut().take(n).enumerate() {
+        if p % MARKER_STRIDE == 0 {
+            block_start = off;
+        }
+        *slot = u16::try_from(off - block_start).unwrap_or(u16::MAX);
+        off = skip_record(t, off).ok_or(TableError::BadNameRecord { pos: p as u32 })?;
+    }
+    // Buckets: one sweep over positions and bucket starts together, with
+    // the record offset of each bucket's first position.
     let mut pos = layout.first;
     let mut group_first = layout.first;
-    for (b, slot) in buckets.iter_mut().take(layout.bucket_words).enumerate() {
+    let mut off = offset_by_walk(t, layout.first).ok_or(TableError::BadNameRecord {
+        pos: layout.first as u32,
+    })?;
+    let mut off_pos = layout.first;
+    for (b, pair) in buckets
+        .chunks_exact_mut(2)
+        .take(layout.bucket_words / 2)
+        .enumerate()
+    {
         let step = ((b as u128) << layout.shift).min(u64::MAX as u128) as u64;
         let start = layout.lo.saturating_add(step);
         while pos + 1 < n {
@@ -139,17 +171,14 @@ pub fn build_addr_index<'a>(
             }
             pos += 1;
         }
-        *slot = group_first as u32;
-    }
-    // Name deltas: one walk over all records.
-    let mut off = 0usize;
-    let mut block_start = 0usize;
-    for (p, slot) in name_delta.iter_mut().take(n).enumerate() {
-        if p % MARKER_STRIDE == 0 {
-            block_start = off;
+        while off_pos < group_first {
+            off = skip_record(t, off).ok_or(TableError::BadNameRecord {
+                pos: off_pos as u32,
+            })?;
+            off_pos += 1;
         }
-        *slot = u16::try_from(off - block_start).unwrap_or(u16::MAX);
-        off = skip_record(t, off).ok_or(TableError::BadNameRecord { pos: p as u32 })?;
+        pair[0] = group_first as u32;
+        pair[1] = u32::try_from(off).map_err(|_| TableError::TooShort("kallsyms_names"))?;
     }
     Ok(AddrIndex {
         layout,
@@ -167,19 +196,36 @@ impl<'a> AddrIndex<'a> {
     /// Same answer as `Mainline::get_symbol_pos()`.
     #[inline]
     pub fn symbol_pos(&self, t: &KallsymsTables<'_>, s: &Sections, addr: u64) -> Option<SymbolPos> {
+        self.locate(t, s, addr).map(|(p, _)| p)
+    }
+
+    /// [`symbol_pos`](Self::symbol_pos) plus the byte offset of the answer's
+    /// record in `kallsyms_names`.
+    #[inline]
+    pub fn locate(
+        &self,
+        t: &KallsymsTables<'_>,
+        s: &Sections,
+        addr: u64,
+    ) -> Option<(SymbolPos, usize)> {
         let n = t.len();
         if n == 0 {
             return None;
         }
         let l = &self.layout;
-        let (range_lo, range_hi) = if addr < l.lo {
-            (0, l.first)
+        // (first position, last position, record offset of the first).
+        let (range_lo, range_hi, lo_off) = if addr < l.lo {
+            (0, l.first, None)
         } else {
             let b = ((addr - l.lo) >> l.shift) as usize;
-            match (self.buckets.get(b), self.buckets.get(b + 1)) {
-                (Some(&x), Some(&y)) => (x as usize, y as usize),
-                // Past the last bucket: the last group.
-                _ => (self.buckets.last().map_or(0, |&x| x as usize), n - 1),
+            match (self.buckets.get(2 * b..2 * b + 3), self.buckets.len()) {
+                (Some(&[x, off, y]), _) => (x as usize, y as usize, Some(off as usize)),
+                // Past the last bucket: from the last pair to the end.
+                (_, len) if len >= 2 => match self.buckets.get(len - 2..len) {
+                    Some(&[x, off]) => (x as usize, n - 1, Some(off as usize)),
+                    _ => return None,
+                },
+                _ => return None,
             }
         };
         // Last position in range_lo..=range_hi with address <= addr.
@@ -202,11 +248,21 @@ impl<'a> AddrIndex<'a> {
         if end == 0 {
             end = s.last_symbol_end(addr);
         }
-        Some(SymbolPos {
+        let off = match lo_off {
+            Some(mut off) if pos >= range_lo && pos - range_lo < MARKER_STRIDE => {
+                for _ in range_lo..pos {
+                    off = skip_record(t, off)?;
+                }
+                off
+            }
+            _ => self.name_offset(t, pos)?,
+        };
+        let p = SymbolPos {
             pos,
             size: end.wrapping_sub(start),
             offset: addr.wrapping_sub(start),
-        })
+        };
+        Some((p, off))
     }
 
     /// Byte offset of record `pos` in `kallsyms_names`, without the walk.

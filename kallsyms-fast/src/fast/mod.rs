@@ -38,8 +38,7 @@ impl<'a> FastCore<'a> {
         if !self.sections.is_ksym_addr(addr) {
             return None;
         }
-        let p = self.addr.symbol_pos(&self.tables, &self.sections, addr)?;
-        let off = self.addr.name_offset(&self.tables, p.pos)?;
+        let (p, off) = self.addr.locate(&self.tables, &self.sections, addr)?;
         self.tokens.expand(&self.tables, off, name)?;
         Some(p)
     }
