@@ -1,0 +1,36 @@
+//! Arbitrary `nm -n` text into the table builder, then every lookup: no
+//! input may panic; a table the builder accepts must validate, and on it
+//! the fast path must give the mainline port's answers.
+#![no_main]
+
+use kallsyms_fast::build::{compress, read_nm, CompressOptions};
+use kallsyms_fast::format::SymbolBuf;
+use kallsyms_fast::mirror::{Algo, Mirror};
+use kallsyms_fast::name::NameBuf;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&flags, text)) = data.split_first() else { return };
+    let Ok(symbols) = read_nm(text) else { return };
+    let opts = CompressOptions {
+        all_symbols: flags & 1 != 0,
+        absolute_percpu: flags & 2 != 0,
+        reject_long_names: flags & 4 != 0,
+    };
+    let Ok(tables) = compress(&symbols, &opts) else { return };
+    // Empty names are legal for scripts/kallsyms but refused by validation.
+    let Ok(m) = Mirror::new(tables, Vec::new()) else { return };
+    let (mut n1, mut n2) = (NameBuf::new(), NameBuf::new());
+    let (mut a, mut b) = (SymbolBuf::new(), SymbolBuf::new());
+    for s in &symbols {
+        for addr in [s.addr, s.addr.wrapping_add(1), s.addr.wrapping_sub(1)] {
+            m.sprint(Algo::Mainline, addr, true, &mut n1, &mut a);
+            m.sprint(Algo::Fast, addr, true, &mut n2, &mut b);
+            assert_eq!(a.as_bytes(), b.as_bytes());
+        }
+        assert_eq!(
+            m.lookup_name(Algo::Mainline, &s.name, &mut n1),
+            m.lookup_name(Algo::Fast, &s.name, &mut n2)
+        );
+    }
+});
