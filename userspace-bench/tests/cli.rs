@@ -1,0 +1,239 @@
+//! The `kallsyms-bench` binary, run as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kallsyms-bench"))
+}
+
+/// A captured tree with two modules, exact module layouts, sections and
+/// bpf/ftrace pseudo-modules (tests/data/parse/root).
+fn sample_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/parse/root")
+}
+
+fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("writes");
+    child.wait_with_output().expect("runs")
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kallsyms-bench-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// Each expected line was derived by hand from the sample files with the
+/// 6.12 rules (first alias, next distinct address or section/region end,
+/// lowest symtab index, text-only without KALLSYMS_ALL).
+#[test]
+fn resolve_prints_what_sprint_symbol_prints() {
+    let out = bin()
+        .args(["resolve", "--root"])
+        .arg(sample_root())
+        .args([
+            "ffffffff81000010",   // core, an alias-free symbol start
+            "0xffffffff81001020", // last symbol before _etext: size runs to _etext
+            "ffffffffc0a01010",   // two symbols at one address: the first in symtab order
+            "ffffffffc0a01100",   // last text symbol: size ends at the MOD_TEXT end
+            "ffffffffc0a03010",   // module data without KALLSYMS_ALL: unresolved
+            "ffffffffc0900044",   // second module
+            "ffffffffc0b00010",   // bpf pseudo-module: not a module
+            "ffffffff82209990",   // past _etext
+            "0",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = "\
+ffffffff81000010 __entry_text_start+0x0/0x30
+ffffffff81001020 asm_sysvec_error_interrupt+0x270/0x1208bd8
+ffffffffc0a01010 nf_demo_hook+0x10/0x80 [nf_demo]
+ffffffffc0a01100 nf_demo_unregister+0x80/0xf80 [nf_demo]
+ffffffffc0a03010 0xffffffffc0a03010
+ffffffffc0900044 crc_demo_table_init+0x4/0xfc0 [crc_demo]
+ffffffffc0b00010 0xffffffffc0b00010
+ffffffff82209990 0xffffffff82209990
+0 0x0
+";
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+}
+
+#[test]
+fn resolve_reads_stdin_one_address_per_line() {
+    let mut cmd = bin();
+    cmd.args(["resolve", "--root"]).arg(sample_root());
+    let out = run_with_stdin(cmd, "0xffffffff81000010\n\nFFFFFFFF81000040\n");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ffffffff81000010 __entry_text_start+0x0/0x30\nffffffff81000040 x86_verw_sel+0x0/0x40\n"
+    );
+}
+
+#[test]
+fn bad_inputs_fail_with_the_file_or_line_named() {
+    let out = bin()
+        .args(["resolve", "--root", "/nonexistent-root", "1"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent-root/proc/kallsyms"));
+
+    let mut cmd = bin();
+    cmd.args(["resolve", "--root"]).arg(sample_root());
+    let out = run_with_stdin(cmd, "ffffffff81000010\nnot-hex\n");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("<stdin>:2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // What an unprivileged reader sees: every address zeroed.
+    let root = temp_dir("zeroed");
+    std::fs::create_dir_all(root.join("proc")).expect("mkdir");
+    std::fs::write(
+        root.join("proc/kallsyms"),
+        "0000000000000000 T _stext\n0000000000000000 T start_kernel\n",
+    )
+    .expect("write");
+    let out = bin()
+        .args(["resolve", "--root"])
+        .arg(&root)
+        .arg("1")
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("proc/kallsyms") && err.contains("kptr_restrict"),
+        "{err}"
+    );
+
+    // A truncated line names its line number.
+    std::fs::write(
+        root.join("proc/kallsyms"),
+        "ffffffff81000000 T _stext\nffffffff81000010 T\n",
+    )
+    .expect("write");
+    let out = bin()
+        .args(["resolve", "--root"])
+        .arg(&root)
+        .arg("1")
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("kallsyms:2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn capture_then_resolve_gives_the_live_answers() {
+    let live_ok = std::fs::read("/proc/kallsyms")
+        .map(|t| t.starts_with(b"ffff"))
+        .unwrap_or(false);
+    let dir = temp_dir("capture");
+    let out = bin().arg("capture").arg(&dir).output().expect("runs");
+    if !live_ok {
+        // Hidden or unreadable addresses must be refused, not captured.
+        assert!(!out.status.success());
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string("/proc/kallsyms").expect("readable");
+    let stext = text
+        .lines()
+        .find(|l| l.ends_with(" _stext"))
+        .expect("_stext")
+        .split(' ')
+        .next()
+        .expect("addr");
+    let live = bin().args(["resolve", stext]).output().expect("runs");
+    let replay = bin()
+        .args(["resolve", "--root"])
+        .arg(&dir)
+        .arg(stext)
+        .output()
+        .expect("runs");
+    assert!(live.status.success() && replay.status.success());
+    assert_eq!(live.stdout, replay.stdout);
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("+0x0/"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_json_has_every_workload_and_ratio() {
+    let out = bin()
+        .args(["bench", "--quick", "--json", "--root"])
+        .arg(sample_root())
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(v["symbols"], 44);
+    assert_eq!(v["modules"], 2);
+    assert_eq!(v["exact_module_layout"], true);
+    for key in [
+        "parse_ms",
+        "index_build_ms",
+        "addr_index_bytes_per_symbol",
+        "name_index_bytes_per_symbol",
+    ] {
+        assert!(v[key].as_f64().is_some_and(|x| x >= 0.0), "{key}");
+    }
+    let workloads = v["workloads"].as_array().expect("workloads");
+    let names: Vec<&str> = workloads
+        .iter()
+        .map(|w| w["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(
+        names[0].starts_with("uniform")
+            && names[1].starts_with("wchan")
+            && names[2].starts_with("module")
+    );
+    assert_eq!(names[3], "name -> address");
+    for w in workloads {
+        let rows = w["rows"].as_array().expect("rows");
+        let main = rows
+            .iter()
+            .find(|r| r["algo"] == "mainline 6.12")
+            .expect("a mainline row");
+        assert!((main["vs_mainline"].as_f64().expect("ratio") - 1.0).abs() < 1e-9);
+        assert!(rows.iter().any(|r| r["algo"] == "kallsyms-fast"));
+        assert!(rows
+            .iter()
+            .all(|r| r["ns_per_op"].as_f64().is_some_and(|x| x > 0.0)));
+    }
+}
