@@ -21,6 +21,7 @@ void *kfs_kvzalloc(size_t size);
 void kfs_kvfree(void *p);
 void kfs_cond_resched(void);
 u64 kfs_ktime_ns(void);
+u64 kfs_cycles(void);
 size_t kfs_collect_stack_addrs(unsigned long *out, size_t max);
 
 #endif /* KFS_SHIM_GLUE_H */

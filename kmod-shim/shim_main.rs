@@ -40,6 +40,7 @@ extern "C" {
     fn kfs_kvfree(p: *mut u8);
     fn kfs_cond_resched();
     fn kfs_ktime_ns() -> u64;
+    fn kfs_cycles() -> u64;
     fn kfs_collect_stack_addrs(out: *mut u64, max: usize) -> usize;
     fn kfs_glue_init() -> c_int;
     fn kfs_glue_exit();
@@ -634,6 +635,11 @@ fn now() -> u64 {
     unsafe { kfs_ktime_ns() }
 }
 
+fn cycles() -> u64 {
+    // SAFETY: plain counter read.
+    unsafe { kfs_cycles() }
+}
+
 fn cstr(buf: &[u8]) -> &[u8] {
     &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]
 }
@@ -647,7 +653,7 @@ pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
     let Some(s) = shim() else {
         return errno(ENOENT);
     };
-    let rounds = rounds.clamp(1, 1000) as u64;
+    let rounds = rounds.clamp(1, 100_000) as u64;
     let Ok(mut addrs) = KvSlice::<u64>::zeroed(4096) else {
         return errno(ENOMEM);
     };
@@ -669,40 +675,53 @@ pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
             mismatches += 1;
         }
     }
-    let ops = rounds * addrs.len() as u64;
-    let t0 = now();
-    for _ in 0..rounds {
-        for &x in addrs {
-            // SAFETY: as above.
-            unsafe { (s.stock_lookup)(x, a.as_mut_ptr()) };
+    // Five trials; each times the three variants back to back, and the
+    // fastest trial of each counts (the host of a TCG guest is noisy).
+    let per = (rounds / 5).max(1);
+    let ops = per * addrs.len() as u64;
+    let run = |variant: usize, buf: &mut [u8; KSYM_NAME_LEN]| -> u64 {
+        let c0 = cycles();
+        for _ in 0..per {
+            for &x in addrs {
+                match variant {
+                    // SAFETY: KSYM_NAME_LEN-byte buffer, as above.
+                    0 => unsafe { (s.stock_lookup)(x, buf.as_mut_ptr()) },
+                    1 => lookup_nocache(s, x, buf.as_mut_ptr()),
+                    // SAFETY: as above.
+                    _ => unsafe { kfs_lookup_symbol_name(x, buf.as_mut_ptr()) },
+                };
+            }
         }
-    }
-    let t1 = now();
-    for _ in 0..rounds {
-        for &x in addrs {
-            lookup_nocache(s, x, a.as_mut_ptr());
-        }
-    }
-    let t2 = now();
+        cycles() - c0
+    };
+    let (ns0, c0) = (now(), cycles());
+    let mut best = [u64::MAX; 3];
     CACHE.invalidate();
-    for _ in 0..rounds {
-        for &x in addrs {
-            // SAFETY: as above.
-            unsafe { kfs_lookup_symbol_name(x, a.as_mut_ptr()) };
+    for _ in 0..5 {
+        for (v, slot) in best.iter_mut().enumerate() {
+            *slot = (*slot).min(run(v, &mut a));
         }
     }
-    let t3 = now();
-    let (stock, index, cached) = ((t1 - t0) / ops, (t2 - t1) / ops, (t3 - t2) / ops);
+    let (ns3, c3) = (now(), cycles());
+    let (c1, c2) = (c0 + best[0], c0 + best[0] + best[1]);
+    let c3_best = c2 + best[2];
+    // Cycles per lookup, then ns with the cycles/ns ratio of the whole run.
+    let total_c = (c3 - c0).max(1);
+    let total_ns = ns3 - ns0;
+    let c3 = c3_best;
+    let to_ns = |c: u64| (c / ops) * total_ns / total_c;
+    let (stock_c, index_c, cached_c) = ((c1 - c0) / ops, (c2 - c1) / ops, (c3 - c2) / ops);
+    let (stock, index, cached) = (to_ns(c1 - c0), to_ns(c2 - c1), to_ns(c3 - c2));
+    let ratio = |x: u64, y: u64| (x / y.max(1), (x * 100 / y.max(1)) % 100);
+    let (ri, rif) = ratio(stock_c, index_c);
+    let (rc, rcf) = ratio(stock_c, cached_c);
     let st = status();
     st.bench.clear();
     let _ = write!(
         Text(&mut st.bench),
-        "bench: {} addresses x {rounds} rounds: lookup_symbol_name {stock} ns, index {index} ns ({}.{:02}x), index+cache {cached} ns ({}.{:02}x); {mismatches} disagreements",
+        "bench: {} addresses x {per} rounds, best of 5 trials, {} ms in all: lookup_symbol_name {stock} ns ({stock_c} cyc), index {index} ns ({index_c} cyc, {ri}.{rif:02}x), index+cache {cached} ns ({cached_c} cyc, {rc}.{rcf:02}x); {mismatches} disagreements",
         addrs.len(),
-        stock / index.max(1),
-        (stock * 100 / index.max(1)) % 100,
-        stock / cached.max(1),
-        (stock * 100 / cached.max(1)) % 100,
+        total_ns / 1_000_000,
     );
     pr_info!("{}\n", core::str::from_utf8(&st.bench).unwrap_or(""));
     if mismatches > 0 {

@@ -66,9 +66,9 @@ enum ShimCmd {
     Wchan,
     /// Time reads of every thread's /proc/PID/task/TID/wchan.
     WchanBench {
-        /// Passes over all threads.
-        #[arg(long, default_value_t = 20)]
-        rounds: u32,
+        /// Run whole passes over all threads for this long.
+        #[arg(long, default_value_t = 5)]
+        seconds: u32,
     },
 }
 
@@ -81,8 +81,8 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
             print,
             no_enable,
         } => {
-            let text = fs::read_to_string(kallsyms)
-                .map_err(|e| format!("{}: {e}", kallsyms.display()))?;
+            let text =
+                fs::read_to_string(kallsyms).map_err(|e| format!("{}: {e}", kallsyms.display()))?;
             let load = load_text(&text)?;
             if *print {
                 print!("{load}");
@@ -100,28 +100,38 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
         }
         ShimCmd::Wchan => {
             let mut out = std::io::stdout().lock();
+            // Our own threads are running while they read: leave them out.
+            let own = format!("/proc/{}/", std::process::id());
             for (tid, path) in threads()? {
+                if path.starts_with(&own) {
+                    continue;
+                }
                 let w = fs::read_to_string(&path).unwrap_or_else(|_| "?".into());
                 let _ = writeln!(out, "{tid} {w}");
             }
             Ok(())
         }
-        ShimCmd::WchanBench { rounds } => {
+        ShimCmd::WchanBench { seconds } => {
             let threads = threads()?;
             let mut buf = Vec::with_capacity(256);
+            // Whole passes until the budget is spent: under QEMU TCG the
+            // guest clock ticks in jiffies, so only long runs are precise.
+            let budget = std::time::Duration::from_secs(u64::from(*seconds));
             let t = Instant::now();
-            for _ in 0..*rounds {
+            let mut rounds = 0u64;
+            while rounds == 0 || t.elapsed() < budget {
                 for (_, p) in &threads {
                     buf.clear();
                     if let Ok(mut f) = fs::File::open(p) {
                         let _ = std::io::Read::read_to_end(&mut f, &mut buf);
                     }
                 }
+                rounds += 1;
             }
-            let reads = u64::from(*rounds) * threads.len() as u64;
+            let reads = rounds * threads.len() as u64;
             let ns = t.elapsed().as_nanos() as u64 / reads.max(1);
             println!(
-                "wchan-bench: {} threads x {rounds} rounds: {ns} ns per /proc/PID/wchan read",
+                "wchan-bench: {} threads x {rounds} rounds: {ns} ns per /proc/PID/task/TID/wchan read",
                 threads.len()
             );
             Ok(())
@@ -149,7 +159,8 @@ pub fn load_text(kallsyms: &str) -> Result<String, String> {
     let mut found: Vec<Option<u64>> = vec![None; SHIM_SYMBOLS.len()];
     for line in kallsyms.lines() {
         let mut it = line.split_ascii_whitespace();
-        let (Some(addr), Some(_ty), Some(name), None) = (it.next(), it.next(), it.next(), it.next())
+        let (Some(addr), Some(_ty), Some(name), None) =
+            (it.next(), it.next(), it.next(), it.next())
         else {
             continue; // module symbols have a fourth field
         };
@@ -203,7 +214,10 @@ mod tests {
         let mut k = String::new();
         for (i, s) in SHIM_SYMBOLS.iter().enumerate() {
             k.push_str(&format!("{:016x} T {s}\tmodx]\n", 0x1000 + i));
-            k.push_str(&format!("{:016x} T {s}\n", 0xffff_0000_0000_0000u64 + i as u64));
+            k.push_str(&format!(
+                "{:016x} T {s}\n",
+                0xffff_0000_0000_0000u64 + i as u64
+            ));
         }
         let t = load_text(&k).unwrap();
         assert_eq!(t.lines().count(), SHIM_SYMBOLS.len());

@@ -22,6 +22,7 @@ mod modules;
 mod qemu;
 mod run;
 mod setup;
+mod shim_test;
 
 use std::process::ExitCode;
 
@@ -33,6 +34,8 @@ commands:
   kernel        unpack, configure and build the test kernel (incremental)
   guest-test    build test modules + initramfs, boot QEMU, compare mirror vs kernel
   test          cargo test --workspace, then setup, kernel and guest-test
+  shim-test     boot with kmod-shim: wchan identity, refusals, load cycles, timings
+                (--timeout <secs>, --cycles <n>)
   compare [DIR] rerun mirror-vs-kernel on a capture (default: the last run's)
 
 guest-test options:
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         "kernel" => kernel::run().map(|()| 0),
         "guest-test" => guest_test::Options::parse(rest).and_then(|o| guest_test::run(&o)),
         "compare" => guest_test::compare_only(rest),
+        "shim-test" => shim_test::Options::parse(rest).and_then(|o| shim_test::run(&o)),
         "test" => guest_test::Options::parse(rest).and_then(|o| test_all(&o)),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");

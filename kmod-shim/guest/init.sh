@@ -1,0 +1,151 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the kmod-shim test guest (packed by `cargo xtask shim-test`).
+# Console: ttyS0 (progress lines start with "kfs-shim:").  Result channel:
+# ttyS1, framed as in the harness: KFAST-BEGIN capture.tar.gz / base64 /
+# KFAST-END capture.tar.gz / KFAST-VERDICT <ok | reasons>.
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug
+R=/dev/ttyS1
+stty -F $R raw -echo 2>/dev/null
+
+KO=/lib/modules/kallsyms_fast_shim.ko
+D=/sys/kernel/debug/kallsyms_fast
+LP=/sys/kernel/livepatch/kallsyms_fast_shim
+O=/out
+CYCLES=$(sed -n 's/.*kfs.cycles=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$CYCLES" ] || CYCLES=20
+failures=""
+
+log() { echo "kfs-shim: $*"; }
+fail() { log "FAIL: $*"; failures="$failures; $*"; }
+
+# Wait (up to $2 tenths of a second) for the shell condition $1.
+wait_for() {
+	i=0
+	while ! eval "$1"; do
+		i=$((i + 1))
+		[ $i -gt "$2" ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+enabled() { [ -d $LP ] && [ "$(cat $LP/transition)" = 0 ]; }
+
+# Disable the patch, wait until it is gone, unload the module.
+unload() {
+	if [ -d $LP ]; then
+		echo 0 > $LP/enabled
+		wait_for "[ ! -d $LP ]" 600 || { fail "patch not freed"; return 1; }
+	fi
+	wait_for "rmmod kallsyms_fast_shim 2>/dev/null" 100 ||
+		{ fail "rmmod failed"; return 1; }
+}
+
+# Expect a write of file $1 to $D/load to be refused, with nothing changed.
+refused() {
+	if cat "$1" > $D/load 2>/dev/null; then
+		fail "$2 accepted"
+	elif ! grep -q "state: no tables" $D/status; then
+		fail "$2 refused but state changed"
+	elif [ -d $LP ]; then
+		fail "$2 refused but a patch exists"
+	else
+		log "refused as expected: $2: $(grep 'last refusal' $D/status)"
+	fi
+}
+
+log "$(uname -r) up, $CYCLES load/unload cycles"
+mkdir -p $O /tmp/fifo
+# A few user tasks with distinct wait channels.
+sleep 100000 &
+mkfifo /tmp/fifo/p
+cat /tmp/fifo/p > /dev/null &
+sh -c 'while :; do sleep 1; done' &
+sleep 1
+
+kallsyms-bench shim wchan > $O/stock1
+kallsyms-bench shim wchan > $O/stock2
+log "stock: $(wc -l < $O/stock1) threads"
+
+# 1. Bad input is refused, nothing changes.
+insmod $KO || fail "insmod"
+echo enable > $D/ctl 2>/dev/null && fail "enable without tables accepted"
+kallsyms-bench shim load --print > /tmp/good || fail "loader --print"
+head -c 300 /tmp/good > /tmp/trunc
+refused /tmp/trunc "truncated input"
+sed '/^kallsyms_names /{s/0$/8/;t;s/.$/0/}' /tmp/good > /tmp/forged
+refused /tmp/forged "kallsyms_names address moved"
+awk 'NR == FNR { a[$1] = $2; next }
+	$1 == "kallsyms_names" { $2 = a["kallsyms_markers"] } { print }' \
+	/tmp/good /tmp/good > /tmp/swapped
+refused /tmp/swapped "kallsyms_names given kallsyms_markers' address"
+sed '/^_end /{s/0$/8/;t;s/.$/0/}' /tmp/good > /tmp/badend
+refused /tmp/badend "_end moved"
+sed '/^lookup_module_symbol_name /{s/1$/5/;t;s/.$/1/}' /tmp/good > /tmp/badfn
+refused /tmp/badfn "lookup_module_symbol_name moved"
+printf 'kallsyms_num_syms zz\n' > /tmp/garbage
+refused /tmp/garbage "garbage"
+kallsyms-bench shim wchan > $O/stock3
+
+# 2. Verified load, stock bench, enable, shim bench, compare.
+if kallsyms-bench shim load --no-enable; then
+	log "$(grep verified: $D/status)"
+	echo "bench 1000" > $D/ctl || fail "bench (stock)"
+	log "before enable: $(grep bench: $D/status)"
+	log "stock $(kallsyms-bench shim wchan-bench --seconds 8)"
+	kallsyms-bench shim wchan > $O/stock4
+	echo enable > $D/ctl || fail "enable"
+	wait_for enabled 600 || fail "transition did not finish"
+	log "enabled: $(cat /sys/kernel/livepatch/kallsyms_fast_shim/enabled)"
+	kallsyms-bench shim wchan > $O/shim1
+	kallsyms-bench shim wchan > $O/shim2
+	kallsyms-bench shim wchan > $O/shim3
+	echo "bench 1000" > $D/ctl || fail "bench (patched)"
+	log "after enable: $(grep bench: $D/status)"
+	log "shim $(kallsyms-bench shim wchan-bench --seconds 8)"
+	log "$(grep generation $D/status)"
+	unload
+	kallsyms-bench shim wchan > $O/stock5
+else
+	fail "valid load refused: $(grep 'last refusal' $D/status)"
+	unload
+fi
+
+# 3. Load/unload cycles while every wchan is read in a loop.
+sh -c 'while :; do cat /proc/*/task/*/wchan > /dev/null 2>&1; done' &
+reader=$!
+ok=0
+c=0
+while [ $c -lt "$CYCLES" ]; do
+	c=$((c + 1))
+	insmod $KO || { fail "cycle $c: insmod"; break; }
+	kallsyms-bench shim load 2>/dev/null || { fail "cycle $c: load"; break; }
+	wait_for enabled 600 || { fail "cycle $c: transition"; break; }
+	[ -e /lib/modules/ksym_truth.ko ] && insmod /lib/modules/ksym_truth.ko &&
+		rmmod ksym_truth
+	unload || break
+	ok=$c
+done
+kill $reader
+log "cycles: $ok of $CYCLES completed"
+dmesg > $O/dmesg.txt
+if grep -qE "Oops|WARNING:|BUG:|Call Trace|general protection" $O/dmesg.txt; then
+	fail "kernel log has an oops/warning"
+fi
+
+[ -n "$failures" ] && verdict="${failures#; }" || verdict=ok
+log "sending results ($verdict)"
+{
+	echo "KFAST-BEGIN capture.tar.gz"
+	tar -C $O -cf - . | gzip -c | base64
+	echo "KFAST-END capture.tar.gz"
+	echo "KFAST-VERDICT $verdict"
+} > $R
+sync
+echo o > /proc/sysrq-trigger
+sleep 30
