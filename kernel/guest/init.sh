@@ -24,8 +24,8 @@ for m in ksym_truth ksym_many; do
 		verdict="insmod $m failed"
 		break
 	fi
+	up "insmod $m done"
 done
-up "modules loaded ($verdict)"
 if [ "$verdict" = ok ]; then
 	/bin/kfast-guest /out
 	rc=$?

@@ -14,6 +14,10 @@
  * module_layout (r): one line per loaded module and memory type:
  *     "<modname> <type 0..6> <base hex> <size hex>"
  *   (hex lowercase without 0x; type is enum mod_mem_type).
+ *
+ * stacks (r): one line per task: "<tid> <addr> <addr> ..." with the
+ *   addresses stack_trace_save_tsk() returns (hex without 0x), innermost
+ *   first; real return addresses for the test address list.
  */
 
 #include <linux/ctype.h>
@@ -23,9 +27,11 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/stacktrace.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
@@ -219,12 +225,38 @@ static int kt_layout_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kt_layout);
 
+#define KT_STACK_DEPTH	32
+
+static int kt_stacks_show(struct seq_file *m, void *v)
+{
+	unsigned long *entries;
+	struct task_struct *g, *t;
+	unsigned int n, i;
+
+	entries = kmalloc_array(KT_STACK_DEPTH, sizeof(*entries), GFP_KERNEL);
+	if (!entries)
+		return -ENOMEM;
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		n = stack_trace_save_tsk(t, entries, KT_STACK_DEPTH, 0);
+		seq_printf(m, "%d", task_pid_nr(t));
+		for (i = 0; i < n; i++)
+			seq_printf(m, " %lx", entries[i]);
+		seq_putc(m, '\n');
+	}
+	rcu_read_unlock();
+	kfree(entries);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kt_stacks);
+
 static int __init ksym_truth_init(void)
 {
 	kt_dir = debugfs_create_dir("ksym_truth", NULL);
 	debugfs_create_file("resolve", 0600, kt_dir, NULL, &kt_resolve_fops);
 	debugfs_create_file("module_layout", 0400, kt_dir, NULL,
 			    &kt_layout_fops);
+	debugfs_create_file("stacks", 0400, kt_dir, NULL, &kt_stacks_fops);
 	return 0;
 }
 

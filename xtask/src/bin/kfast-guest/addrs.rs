@@ -27,6 +27,8 @@ pub enum Cat {
     HighRandom,
     /// Random 64-bit values.
     AnyRandom,
+    /// Return addresses from the kernel stacks of all tasks.
+    Stack,
 }
 
 impl Cat {
@@ -43,6 +45,7 @@ impl Cat {
             Cat::InitRandom => "init-random",
             Cat::HighRandom => "high-random",
             Cat::AnyRandom => "any-random",
+            Cat::Stack => "stack",
         }
     }
 }
@@ -162,12 +165,25 @@ const MARKERS: &[&str] = &[
 ];
 
 /// Generate the test addresses (deterministic for a given input and seed).
-pub fn generate(kallsyms: &str, layout: &str, seed: u64, mod_budget: usize) -> Vec<Addr> {
+pub fn generate(
+    kallsyms: &str,
+    layout: &str,
+    stacks: &str,
+    seed: u64,
+    mod_budget: usize,
+) -> Vec<Addr> {
     let (by_mod, names) = parse(kallsyms);
     let mut g = Gen {
         seen: HashSet::new(),
         out: Vec::new(),
     };
+    for a in stacks
+        .lines()
+        .flat_map(|l| l.split_whitespace().skip(1))
+        .filter_map(|a| u64::from_str_radix(a, 16).ok())
+    {
+        g.push(a, Cat::Stack);
+    }
     let mut rng = Rng(seed);
     if let Some(vm) = by_mod.get("") {
         g.around(vm, 1, 0x40, Cat::VmStart, Cat::VmNear);

@@ -10,11 +10,14 @@ pub struct Capture {
     pub kallsyms: String,
     /// Contents of the `ksym_truth` module layout file.
     pub module_layout: String,
+    /// Kernel stack traces of all tasks (`ksym_truth/stacks`).
+    pub stacks: String,
     /// Human-readable counts.
     pub summary: String,
 }
 
 const LAYOUT: &str = "/sys/kernel/debug/ksym_truth/module_layout";
+const STACKS: &str = "/sys/kernel/debug/ksym_truth/stacks";
 
 /// Write `data` to `path`, creating parent directories.
 pub fn write(path: &Path, data: &[u8]) -> Result<()> {
@@ -39,6 +42,8 @@ pub fn capture(out: &Path) -> Result<Capture> {
         &out.join("kallsyms-fast/module_layout"),
         module_layout.as_bytes(),
     )?;
+    let stacks = read(STACKS)?;
+    write(&out.join("kallsyms-fast/stacks"), stacks.as_bytes())?;
     for f in ["/proc/cmdline", "/proc/version"] {
         let data = read(f)?;
         write(&out.join(&f[1..]), data.as_bytes())?;
@@ -70,6 +75,7 @@ pub fn capture(out: &Path) -> Result<Capture> {
     Ok(Capture {
         kallsyms,
         module_layout,
+        stacks,
         summary,
     })
 }

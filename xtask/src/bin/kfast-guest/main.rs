@@ -61,7 +61,13 @@ fn run(out: &Path) -> Result<()> {
     summary.push_str(&cap.summary);
     eprintln!("kfast-guest: captured in {:.1?}", t.elapsed());
 
-    let addrs = addrs::generate(&cap.kallsyms, &cap.module_layout, seed, mod_budget);
+    let addrs = addrs::generate(
+        &cap.kallsyms,
+        &cap.module_layout,
+        &cap.stacks,
+        seed,
+        mod_budget,
+    );
     summary.push_str(&addrs::summarize(&addrs));
     capture::write(
         &out.join("kallsyms-fast/addresses.txt"),
