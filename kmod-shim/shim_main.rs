@@ -367,6 +367,12 @@ fn check_addr(s: &Shim, addr: u64, checks: &mut u64) -> Result<(), Refusal> {
 
 fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     let vals = parse_input(text)?;
+    // The two lookup functions are called through pointers; with IBT or
+    // kCFI an unsealed entry or a type hash is needed that nothing here
+    // checks, so such kernels keep the stock path.
+    if cfg!(CONFIG_X86_KERNEL_IBT) || cfg!(CONFIG_CFI_CLANG) {
+        refuse!("IBT/kCFI kernel: indirect calls to lookup functions not supported");
+    }
     // 1. Every address must be what the stock kallsyms calls it.
     let mut regions: ArrayVec<Region, 8> = ArrayVec::new();
     for (i, (name, min)) in TABLE_SYMS.iter().enumerate() {

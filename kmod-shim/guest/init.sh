@@ -110,6 +110,7 @@ if kallsyms-bench shim load --no-enable; then
 	log "shim $(kallsyms-bench shim wchan-bench --seconds 8)"
 	log "$(grep generation $D/status)"
 	unload
+	log "stock again $(kallsyms-bench shim wchan-bench --seconds 8)"
 	kallsyms-bench shim wchan > $O/stock5
 else
 	fail "valid load refused: $(grep 'last refusal' $D/status)"
