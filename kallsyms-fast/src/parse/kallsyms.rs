@@ -110,6 +110,73 @@ pub(crate) fn sym_line<'a>(
     })
 }
 
+/// The line shape the kernel actually prints, `%016lx %c %s\n` optionally
+/// with `\t[%s]` before the newline, decoded word at a time. Returns `None`
+/// (cursor unchanged) for anything else, including every invalid line: the
+/// caller then runs [`sym_line`], which has the exact errors and leniency.
+/// Every line accepted here parses to the same result through `sym_line`.
+#[inline(always)]
+fn fast_sym_line<'a>(c: &mut Cursor<'a>) -> Option<SymLine<'a>> {
+    let rest = c.rest();
+    // 16 hex digits, a blank, a printable type character, a blank.
+    let (head, tail) = rest.split_first_chunk::<20>()?;
+    let (addr, head) = head.split_first_chunk::<16>()?;
+    let &[sep1, kind, sep2, first] = head else {
+        return None;
+    };
+    if !lex::is_blank(sep1) || !kind.is_ascii_graphic() || !lex::is_blank(sep2) || first <= b' ' {
+        return None;
+    }
+    let addr = lex::hex16(addr)?;
+    // The name starts at `first` (offset 19).
+    let (n, ascii) = lex::find_delim_ascii(tail);
+    let name_len = n + 1;
+    let name = rest.get(19..19 + name_len)?;
+    if name_len > lex::MAX_NAME
+        || (!(ascii && first.is_ascii()) && core::str::from_utf8(name).is_err())
+    {
+        return None;
+    }
+    let after = rest.get(19 + name_len..).unwrap_or_default();
+    match after {
+        [] => {
+            c.advance(19 + name_len, false);
+            Some(SymLine {
+                addr,
+                kind,
+                name,
+                module: None,
+            })
+        }
+        [b'\n', ..] => {
+            c.advance(19 + name_len + 1, true);
+            Some(SymLine {
+                addr,
+                kind,
+                name,
+                module: None,
+            })
+        }
+        [b'\t', b'[', m @ ..] => {
+            let close = m.iter().position(|&b| b == b']' || b == b'\n')?;
+            let (module, end) = m.split_at(close);
+            let used = 19 + name_len + 2 + close + 1;
+            match end {
+                [b']'] => c.advance(used, false),
+                [b']', b'\n', ..] => c.advance(used + 1, true),
+                _ => return None,
+            }
+            Some(SymLine {
+                addr,
+                kind,
+                name,
+                module: Some(module),
+            })
+        }
+        _ => None,
+    }
+}
+
 #[derive(PartialEq, Eq)]
 enum Phase {
     Core,
@@ -149,7 +216,10 @@ impl ProcKallsyms {
         while c.next_line() {
             let line = c.line;
             let err = |kind| ParseError::at(file, line, kind);
-            let s = sym_line(&mut c, true).map_err(err)?;
+            let s = match fast_sym_line(&mut c) {
+                Some(s) => s,
+                None => sym_line(&mut c, true).map_err(err)?,
+            };
             any_nonzero |= s.addr != 0;
             let sym = RawSymbol {
                 addr: s.addr,
@@ -466,6 +536,99 @@ ffffffffc0400000 t kprobe_insn_page\t[__builtin__kprobes]
         ));
         // Equal addresses are fine.
         assert!(p("ffffffff81000000 T a\nffffffff81000000 T b\n").is_ok());
+    }
+
+    #[test]
+    fn hex16_matches_parse_hex() {
+        for base in [
+            b"ffffffff81000000",
+            b"0123456789abcdef",
+            b"ABCDEF0123456789",
+        ] {
+            let mut b = *base;
+            for i in 0..16 {
+                for v in 0..=255u8 {
+                    b[i] = v;
+                    // `0x` + 14 digits is valid, but not for `hex16`.
+                    let prefixed = b[0] == b'0' && (b[1] | 0x20) == b'x';
+                    let want = lex::parse_hex(&b, Field::Address)
+                        .ok()
+                        .filter(|_| !prefixed);
+                    assert_eq!(lex::hex16(&b), want, "{b:?}");
+                }
+                b[i] = base[i];
+            }
+        }
+    }
+
+    #[test]
+    fn find_delim_ascii_matches_two_passes() {
+        let base = b"abcdefghijklmnopqrstuvwxyz0123456789_.\t[m]\n".to_vec();
+        for n in 0..=base.len() {
+            for i in 0..n {
+                for v in [0u8, b' ', b'\t', b'\n', b'!', 0x7f, 0x80, 0xc3, 0xff] {
+                    let mut b = base[..n].to_vec();
+                    b[i] = v;
+                    let k = lex::find_delim(&b);
+                    assert_eq!(lex::find_delim_ascii(&b), (k, b[..k].is_ascii()), "{b:?}");
+                }
+            }
+        }
+    }
+
+    /// Every line the fast path takes parses the same through `sym_line`.
+    #[test]
+    fn fast_path_agrees_with_sym_line() {
+        let inputs: [&[u8]; 6] = [
+            b"ffffffff81000000 T _stext\nffffffffc0001000 t a_fn\t[a]\n",
+            b"ffffffffc0001000 t a_fn\t[a]",
+            b"ffffffff81000000 T caf\xc3\xa9\n",
+            b"ffffffff81000000 T x\n",
+            b"ffffffff81000000 T 0123456789abcdef_a_much_longer_name\t[m]\r\n",
+            b"0xffffffff810000 T n\n",
+        ];
+        const BYTES: [u8; 16] = [
+            0, b'\n', b'\r', b' ', b'\t', b'[', b']', b'g', b'F', 0x7f, 0xff, 0xc3, 0xa9, b'x',
+            b'0', b'/',
+        ];
+        let mut taken = 0;
+        let mut check = |data: &[u8]| {
+            let mut fast = Cursor::new(data);
+            if !fast.next_line() {
+                return;
+            }
+            let mut slow = Cursor::new(data);
+            slow.next_line();
+            let Some(f) = fast_sym_line(&mut fast) else {
+                return;
+            };
+            taken += 1;
+            let s = sym_line(&mut slow, true).unwrap_or_else(|e| panic!("{data:?}: {e:?}"));
+            assert_eq!(
+                (f.addr, f.kind, f.name, f.module),
+                (s.addr, s.kind, s.name, s.module),
+                "{data:?}"
+            );
+            assert_eq!(
+                (fast.rest().len(), fast.line),
+                (slow.rest().len(), slow.line),
+                "{data:?}"
+            );
+        };
+        for input in inputs {
+            for n in 0..=input.len() {
+                check(&input[..n]);
+            }
+            let mut buf = input.to_vec();
+            for i in 0..buf.len() {
+                for b in BYTES {
+                    buf[i] = b;
+                    check(&buf);
+                }
+                buf[i] = input[i];
+            }
+        }
+        assert!(taken > 500, "{taken}");
     }
 
     #[test]

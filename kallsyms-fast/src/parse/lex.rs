@@ -50,6 +50,10 @@ impl<'a> Cursor<'a> {
     /// line's content.
     #[inline]
     pub(crate) fn next_line(&mut self) -> bool {
+        // The common case: the line starts with its content.
+        if self.peek().is_some_and(|b| b > b' ') {
+            return true;
+        }
         loop {
             // Leading blanks are tolerated.
             self.skip_blanks();
@@ -234,6 +238,20 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The bytes from the cursor to the end of the input.
+    #[inline(always)]
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.data.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Moves `n` bytes forward, past the end of the current line if
+    /// `newline` (the last of those bytes is its `\n`).
+    #[inline(always)]
+    pub(crate) fn advance(&mut self, n: usize, newline: bool) {
+        self.pos += n;
+        self.line += usize::from(newline);
+    }
+
     #[inline(always)]
     pub(crate) fn eat(&mut self, b: u8) -> bool {
         if self.peek() == Some(b) {
@@ -249,8 +267,6 @@ impl<'a> Cursor<'a> {
 /// characters) in `s`, or `s.len()`. Eight bytes at a time.
 #[inline(always)]
 pub(crate) fn find_delim(s: &[u8]) -> usize {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
     let mut chunks = s.chunks_exact(8);
     let mut i = 0;
     for chunk in &mut chunks {
@@ -271,6 +287,79 @@ pub(crate) fn find_delim(s: &[u8]) -> usize {
         i += 1;
     }
     i
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// Decodes 8 ASCII hex digits (first digit most significant), or `None` if
+/// any byte is not `[0-9a-fA-F]`. Word-at-a-time: every byte is checked.
+#[inline(always)]
+pub(crate) fn hex8(b: [u8; 8]) -> Option<u32> {
+    let x = u64::from_le_bytes(b);
+    // Per-byte range checks below are exact only for bytes < 0x80 (no carry
+    // leaves a byte), so reject the rest first.
+    if x & HI != 0 {
+        return None;
+    }
+    // High bit of each byte set iff that byte is in the range.
+    let digit = x.wrapping_add(LO * (0x80 - u64::from(b'0')))
+        & !x.wrapping_add(LO * (0x7f - u64::from(b'9')));
+    let y = x | (LO * 0x20); // ASCII lower case
+    let alpha = y.wrapping_add(LO * (0x80 - u64::from(b'a')))
+        & !y.wrapping_add(LO * (0x7f - u64::from(b'f')));
+    if (digit | alpha) & HI != HI {
+        return None;
+    }
+    // Nibble values: low four bits, plus 9 for letters.
+    let n = (x & (LO * 0x0f)) + ((alpha & HI) >> 7) * 9;
+    // First digit (lowest byte) becomes the most significant.
+    let n = n.swap_bytes();
+    let n = (n | (n >> 4)) & 0x00ff_00ff_00ff_00ff;
+    let n = (n | (n >> 8)) & 0x0000_ffff_0000_ffff;
+    let n = (n | (n >> 16)) & 0x0000_0000_ffff_ffff;
+    Some(n as u32)
+}
+
+/// Decodes exactly 16 ASCII hex digits, or `None` if any is not one.
+#[inline(always)]
+pub(crate) fn hex16(b: &[u8; 16]) -> Option<u64> {
+    let (hi, lo) = b.split_at(8);
+    let hi = hex8(hi.try_into().ok()?)?;
+    let lo = hex8(lo.try_into().ok()?)?;
+    Some((u64::from(hi) << 32) | u64::from(lo))
+}
+
+/// Like [`find_delim`], and also tells whether the bytes before the
+/// delimiter are all ASCII (one pass over the name instead of two).
+#[inline(always)]
+pub(crate) fn find_delim_ascii(s: &[u8]) -> (usize, bool) {
+    let mut chunks = s.chunks_exact(8);
+    let mut i = 0;
+    let mut acc = 0u64;
+    for chunk in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(w);
+        let t = x.wrapping_sub(LO * 0x21) & !x & HI;
+        if t != 0 {
+            let k = t.trailing_zeros() / 8;
+            // Bytes below the delimiter only.
+            let below = (1u64 << (k * 8)) - 1;
+            acc |= x & below;
+            return (i + k as usize, acc & HI == 0);
+        }
+        acc |= x;
+        i += 8;
+    }
+    for &b in chunks.remainder() {
+        if b <= b' ' {
+            break;
+        }
+        acc |= u64::from(b);
+        i += 1;
+    }
+    (i, acc & HI == 0)
 }
 
 /// Index of the first `\n` or `\r` in `s`, or `s.len()`.
