@@ -27,7 +27,7 @@ fn k2(i: usize) -> u64 {
 }
 
 fn is_global(i: usize) -> bool {
-    i % 3 == 0
+    i.is_multiple_of(3)
 }
 
 fn fname(i: usize) -> String {
