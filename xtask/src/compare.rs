@@ -31,6 +31,9 @@ pub struct Counts {
 }
 
 fn build_bench() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("KFAST_MIRROR") {
+        return Ok(PathBuf::from(p));
+    }
     let mut cargo = Command::new(env::cargo());
     cargo.current_dir(env::repo_root()).args([
         "build",

@@ -59,7 +59,7 @@ fn apt_install(missing: &[&str]) -> Result<()> {
     run::status(&mut update).map_err(|e| format!("{e}\n{}", hint()))?;
     let mut install = Command::new("apt-get");
     install
-        .args(["install", "-y", "--no-install-recommends"])
+        .args(["install", "-y"])
         .args(missing)
         .env("DEBIAN_FRONTEND", "noninteractive");
     run::status(&mut install).map_err(|e| format!("{e}\n{}", hint()))?;
