@@ -3,8 +3,8 @@
 //! Produces `ksym_many_gen.h` and `ksym_many_gen{0..PARTS}.c` with
 //! [`FUNCS_PER_PART`] distinct `noinline` functions per part (a mix of static
 //! and global, several body shapes so sizes differ and nothing folds), data
-//! objects in .data/.rodata/.bss/ro_after_init, a few aliases and weak
-//! symbols. Output is deterministic; files are rewritten only when they change
+//! objects in .data/.rodata/.bss/ro_after_init, a few aliases, weak and
+//! exported symbols. Output is deterministic; files are rewritten only when they change
 //! so the module build stays incremental.
 
 use crate::Result;
@@ -17,6 +17,9 @@ pub const PARTS: usize = 8;
 pub const FUNCS_PER_PART: usize = 7600;
 const DATA_PER_PART: usize = 48;
 const ALIASES_PER_PART: usize = 4;
+/// Exported functions per part (one plain, the rest GPL): /proc/kallsyms
+/// shows module symbols in upper case only when exported (6.12: non-GPL only).
+const EXPORTS_PER_PART: usize = 8;
 
 fn k1(i: usize) -> u64 {
     (i as u64).wrapping_mul(2_654_435_761) & 0xffff_ffff
@@ -44,7 +47,12 @@ fn data_name(p: usize, j: usize) -> String {
 }
 
 fn data_len(p: usize, j: usize) -> usize {
-    1 + (p * 7 + j * 13) % 29
+    2 + (p * 7 + j * 13) % 29
+}
+
+/// The first global function index at or after `i`.
+fn global_at(i: usize) -> usize {
+    i + (3 - i % 3) % 3
 }
 
 fn data_def(p: usize, j: usize) -> String {
@@ -125,6 +133,26 @@ fn part(p: usize) -> String {
         s,
         "\nnoinline __weak unsigned long ksm_weak_{p}(unsigned long x)\n{{\n\treturn x + {p};\n}}\n\n"
     );
+    for e in 0..EXPORTS_PER_PART {
+        let target = global_at(first + e * 291 + 15);
+        let kind = if e == 0 {
+            "EXPORT_SYMBOL"
+        } else {
+            "EXPORT_SYMBOL_GPL"
+        };
+        let _ = writeln!(s, "{kind}({});", fname(target));
+    }
+    let kind = if p % 2 == 0 {
+        "EXPORT_SYMBOL"
+    } else {
+        "EXPORT_SYMBOL_GPL"
+    };
+    let _ = writeln!(s, "{kind}({});\n", data_name(p, 0));
+    let _ = writeln!(s, "const void *const ksm_data_{p}[{DATA_PER_PART}] = {{");
+    for j in 0..DATA_PER_PART {
+        let _ = writeln!(s, "\t{},", data_name(p, j));
+    }
+    s.push_str("};\n\n");
     let _ = writeln!(s, "const ksm_fn_t ksm_table_{p}[{FUNCS_PER_PART}] = {{");
     for i in first..first + FUNCS_PER_PART {
         let _ = writeln!(s, "\t{},", fname(i));
@@ -157,6 +185,7 @@ fn header() -> String {
     s.push_str("void ksm_global_sleeper(void);\n");
     for p in 0..PARTS {
         let _ = writeln!(s, "extern const ksm_fn_t ksm_table_{p}[{FUNCS_PER_PART}];");
+        let _ = writeln!(s, "extern const void *const ksm_data_{p}[{DATA_PER_PART}];");
         let _ = writeln!(s, "unsigned long ksm_weak_{p}(unsigned long x);");
         for a in 0..ALIASES_PER_PART {
             let _ = writeln!(s, "unsigned long ksm_alias_{p}_{a}(unsigned long x);");
@@ -202,6 +231,8 @@ mod tests {
     fn names_are_distinct_and_bodies_differ() {
         let a = part(0);
         assert!(a.contains("ksm_g_00000"));
+        assert!(a.contains("EXPORT_SYMBOL(ksm_g_00015);"));
+        assert!(part(1).contains("EXPORT_SYMBOL(ksm_g_07617);"));
         assert!(a.contains("static noinline unsigned long ksm_s_00001"));
         assert_ne!(body(0, 6, 0), body(0, 12, 0));
         assert!(header().contains("unsigned long ksm_g_00003(unsigned long x);"));

@@ -4,7 +4,7 @@
 //! mismatch with `--strict-modules`); 3 the mirror could not be tested
 //! (`kallsyms-bench resolve` missing or failing).
 
-use crate::{channel, compare, env, initramfs, kernel, modules, qemu, run, Result};
+use crate::{channel, compare, env, initramfs, kernel, modules, qemu, run, wchan_check, Result};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -130,6 +130,10 @@ pub fn run(opts: &Options) -> Result<u8> {
     if let Ok(s) = fs::read_to_string(capture.join("kallsyms-fast/guest-summary.txt")) {
         eprint!("--- guest summary ---\n{s}---\n");
     }
+    match wchan_check::check(&capture) {
+        Ok(s) => eprintln!("guest-test: {s}"),
+        Err(e) => return guest_failure(&e, &boot),
+    }
     let outcome = compare::compare(&capture, &dir.join("report.txt"))?;
     eprintln!("guest-test: total {:.1?}", t.elapsed());
     Ok(judge(outcome, &capture, opts.strict_modules))
@@ -168,6 +172,13 @@ pub fn compare_only(args: &[String]) -> Result<u8> {
         .find(|a| !a.starts_with("--"))
         .map_or_else(|| env::run_dir().join("capture"), std::path::PathBuf::from);
     let report = capture.with_file_name("report.txt");
+    match wchan_check::check(&capture) {
+        Ok(s) => eprintln!("compare: {s}"),
+        Err(e) => {
+            eprintln!("compare: FAIL: {e}");
+            return Ok(1);
+        }
+    }
     let outcome = compare::compare(&capture, &report)?;
     Ok(judge(outcome, &capture, strict))
 }

@@ -23,6 +23,7 @@ mod qemu;
 mod run;
 mod setup;
 mod shim_test;
+mod wchan_check;
 
 use std::process::ExitCode;
 

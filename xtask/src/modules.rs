@@ -41,7 +41,8 @@ pub fn build() -> Result<Vec<PathBuf>> {
             .arg(env::kernel_build())
             .arg(format!("M={}", dir.display()))
             .args(env::kernel_make_vars())
-            .args([env::MAKE_JOBS, "modules"]);
+            // Test modules must build warning-free.
+            .args(["KCFLAGS=-Werror", env::MAKE_JOBS, "modules"]);
         run::status(&mut make)?;
         let ko = dir.join(format!("{name}.ko"));
         if !ko.exists() {
