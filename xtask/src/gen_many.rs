@@ -142,7 +142,7 @@ fn part(p: usize) -> String {
         };
         let _ = writeln!(s, "{kind}({});", fname(target));
     }
-    let kind = if p % 2 == 0 {
+    let kind = if p & 1 == 0 {
         "EXPORT_SYMBOL"
     } else {
         "EXPORT_SYMBOL_GPL"
