@@ -32,6 +32,12 @@ enum Command {
         /// Root of the machine's files (DIR/proc/kallsyms, DIR/proc/modules, DIR/sys/module).
         #[arg(long, default_value = "/")]
         root: PathBuf,
+        /// Print the `%ps` form (`sprint_symbol_no_offset()`: no `+off/size`).
+        #[arg(long, conflicts_with = "wchan")]
+        no_offset: bool,
+        /// Print what `/proc/PID/wchan` shows for a task whose wchan is the address.
+        #[arg(long)]
+        wchan: bool,
         /// Addresses in hex, with or without 0x.
         addrs: Vec<String>,
     },
@@ -59,7 +65,21 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Resolve { root, addrs }) => resolve::run(&root, &addrs),
+        Some(Command::Resolve {
+            root,
+            no_offset,
+            wchan,
+            addrs,
+        }) => {
+            let form = if wchan {
+                resolve::Form::Wchan
+            } else if no_offset {
+                resolve::Form::NoOffset
+            } else {
+                resolve::Form::Symbol
+            };
+            resolve::run(&root, &addrs, form)
+        }
         Some(Command::Capture { dir }) => {
             kallsyms_fast::parse::Machine::capture(std::path::Path::new("/"), &dir)
                 .map(|s| {

@@ -1,5 +1,6 @@
 //! `kallsyms-bench resolve`: print what the kernel's `sprint_symbol()`
-//! prints for each address.
+//! (or, with `--no-offset`, `sprint_symbol_no_offset()`; with `--wchan`,
+//! `/proc/PID/wchan`) prints for each address.
 
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::Path;
@@ -23,8 +24,19 @@ pub fn parse_addr(s: &str) -> Option<u64> {
     u64::from_str_radix(t, 16).ok()
 }
 
+/// Which text the kernel would print.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `sprint_symbol()`, `%pS`.
+    Symbol,
+    /// `sprint_symbol_no_offset()`, `%ps`.
+    NoOffset,
+    /// `/proc/PID/wchan`: the bare name or `0`.
+    Wchan,
+}
+
 /// Runs the subcommand; addresses from `args`, or stdin when empty.
-pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+pub fn run(root: &Path, args: &[String], form: Form) -> Result<(), String> {
     let loaded = load(root)?;
     let mirror = &loaded.mirror;
     let stdout = io::stdout();
@@ -32,7 +44,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let mut name = NameBuf::new();
     let mut buf = SymbolBuf::new();
     let mut emit = |addr: u64, out: &mut BufWriter<io::StdoutLock<'_>>| -> io::Result<()> {
-        mirror.sprint(Algo::Fast, addr, true, &mut name, &mut buf);
+        match form {
+            Form::Symbol => mirror.sprint(Algo::Fast, addr, true, &mut name, &mut buf),
+            Form::NoOffset => mirror.sprint(Algo::Fast, addr, false, &mut name, &mut buf),
+            Form::Wchan => mirror.wchan(Algo::Fast, addr, &mut name, &mut buf),
+        }
         write!(out, "{addr:x} ")?;
         out.write_all(buf.as_bytes())?;
         out.write_all(b"\n")

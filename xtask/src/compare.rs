@@ -71,15 +71,66 @@ fn module_regions(layout: &str) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// Compare the mirror against the truth in `capture`; the report goes to `report`.
+/// Compare the mirror against the truth in `capture`, for both forms the
+/// kernel prints: `sprint_symbol()` (`truth/sprint_symbol.txt`, fatal if
+/// missing) and `%ps` (`truth/ps.txt`, when the capture has it). The report
+/// goes to `report`, every mismatch to `mismatches.txt` beside it.
 pub fn compare(capture: &Path, report: &Path) -> Result<Outcome> {
-    let truth_text = fs::read_to_string(capture.join("truth/sprint_symbol.txt"))
-        .map_err(|e| format!("capture has no truth/sprint_symbol.txt: {e}"))?;
+    let mut total = Counts::default();
+    let mut rep = String::new();
+    let mut lines = String::new();
+    let forms: [(&str, &[&str]); 2] = [("sprint_symbol", &[]), ("ps", &["--no-offset"])];
+    for (form, args) in forms {
+        let file = capture.join(format!("truth/{form}.txt"));
+        if form != "sprint_symbol" && !file.exists() {
+            continue;
+        }
+        match compare_one(capture, form, args)? {
+            OneOutcome::Unavailable(why) => return Ok(Outcome::Unavailable(why)),
+            OneOutcome::Compared(c) => {
+                total.compared += c.0.compared;
+                total.vm_mismatch += c.0.vm_mismatch;
+                total.mod_mismatch += c.0.mod_mismatch;
+                total.missing += c.0.missing;
+                let _ = writeln!(rep, "[{form}]\n{}", c.1);
+                lines.push_str(&c.2);
+            }
+        }
+    }
+    if capture.join("kallsyms-fast/stacks").exists() {
+        let bench = build_bench()?;
+        match crate::wchan_check::compare_mirror(capture, &bench) {
+            Ok(line) => {
+                let _ = writeln!(rep, "[wchan]\n{line}");
+            }
+            Err(e) => return Err(format!("wchan: {e}")),
+        }
+    }
+    fs::write(report, &rep).map_err(|e| format!("{}: {e}", report.display()))?;
+    let all = report.with_file_name("mismatches.txt");
+    fs::write(&all, &lines).map_err(|e| format!("{}: {e}", all.display()))?;
+    print!("{rep}");
+    Ok(Outcome::Compared(total))
+}
+
+/// What one form's comparison found: counts, report text, mismatch lines.
+struct FormResult(Counts, String, String);
+
+enum OneOutcome {
+    Unavailable(String),
+    Compared(FormResult),
+}
+
+/// One form: the mirror run with `args` against `truth/<form>.txt`.
+fn compare_one(capture: &Path, form: &str, args: &[&str]) -> Result<OneOutcome> {
+    let truth_name = format!("truth/{form}.txt");
+    let truth_text = fs::read_to_string(capture.join(&truth_name))
+        .map_err(|e| format!("capture has no {truth_name}: {e}"))?;
     let truth = parse_lines(&truth_text);
     let bench = match build_bench() {
         Ok(b) => b,
         Err(e) => {
-            return Ok(Outcome::Unavailable(format!(
+            return Ok(OneOutcome::Unavailable(format!(
                 "kallsyms-bench does not build: {e}"
             )))
         }
@@ -88,7 +139,7 @@ pub fn compare(capture: &Path, report: &Path) -> Result<Outcome> {
     for (a, _) in &truth {
         let _ = writeln!(input, "{a:x}");
     }
-    let addr_file = capture.join("truth/addresses.txt");
+    let addr_file = capture.join(format!("truth/addresses-{form}.txt"));
     fs::write(&addr_file, &input).map_err(|e| format!("{}: {e}", addr_file.display()))?;
     eprintln!(
         "compare: {} resolve --root {} < {}",
@@ -98,7 +149,9 @@ pub fn compare(capture: &Path, report: &Path) -> Result<Outcome> {
     );
     let t = std::time::Instant::now();
     let mut child = Command::new(&bench)
-        .args(["resolve", "--root"])
+        .arg("resolve")
+        .args(args)
+        .arg("--root")
         .arg(capture)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -113,7 +166,7 @@ pub fn compare(capture: &Path, report: &Path) -> Result<Outcome> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mirror: HashMap<u64, &str> = parse_lines(&stdout).into_iter().collect();
     if !out.status.success() || mirror.is_empty() {
-        return Ok(Outcome::Unavailable(format!(
+        return Ok(OneOutcome::Unavailable(format!(
             "`kallsyms-bench resolve --root DIR` exited with {} and printed {} result lines for {} addresses{}",
             out.status,
             mirror.len(),
@@ -175,9 +228,5 @@ pub fn compare(capture: &Path, report: &Path) -> Result<Outcome> {
     if !first.is_empty() {
         let _ = writeln!(rep, "first mismatches:\n  {}", first.join("\n  "));
     }
-    fs::write(report, &rep).map_err(|e| format!("{}: {e}", report.display()))?;
-    let all = report.with_file_name("mismatches.txt");
-    fs::write(&all, &lines).map_err(|e| format!("{}: {e}", all.display()))?;
-    print!("{rep}");
-    Ok(Outcome::Compared(c))
+    Ok(OneOutcome::Compared(FormResult(c, rep, lines)))
 }
