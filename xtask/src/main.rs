@@ -34,7 +34,7 @@ commands:
   setup         install missing toolchain pieces (apt, bindgen-cli)
   kernel        unpack, configure and build the test kernel (incremental)
   guest-test    build test modules + initramfs, boot QEMU, compare mirror vs kernel
-  test          cargo test --workspace, then setup, kernel and guest-test
+  test          cargo test --workspace, then setup, kernel, guest-test and shim-test
   shim-test     boot with kmod-shim: wchan identity, refusals, load cycles, timings
                 (--timeout <secs>, --cycles <n>)
   compare [DIR] rerun mirror-vs-kernel on a capture (default: the last run's)
@@ -88,5 +88,9 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     run::status(&mut cargo)?;
     setup::run()?;
     kernel::run()?;
-    guest_test::run(opts)
+    let mirror = guest_test::run(opts)?;
+    // The shim suite runs even when the mirror failed, so one run reports
+    // both; the worse exit code wins.
+    let shim = shim_test::Options::parse(&[]).and_then(|o| shim_test::run(&o))?;
+    Ok(mirror.max(shim))
 }
