@@ -19,8 +19,9 @@ use core::fmt::Write;
 use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use arrayvec::ArrayVec;
-use kallsyms_fast::cache::DefaultWchanCache;
+use kallsyms_fast::cache::{DefaultWchanCache, CACHE_NAME_MAX, RAW_NAME_LEN};
 use kallsyms_fast::fast::{build_addr_index, AddrIndex, AddrIndexLayout, TokenSlots};
+use kallsyms_fast::mainline::SymbolPos;
 use kallsyms_fast::format::{sprint_symbol, Found, SymbolBuf};
 use kallsyms_fast::name::NameBuf;
 use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
@@ -192,14 +193,23 @@ impl Shim {
 
     /// `FastCore::lookup()`: the core-kernel answer for `addr`.
     fn lookup_core(&self, addr: u64, name: &mut NameBuf) -> Option<(u64, u64)> {
+        name.clear();
+        let mut buf = [0u8; KSYM_NAME_LEN];
+        let (p, n) = self.lookup_core_into(addr, &mut buf)?;
+        name.set(buf.get(..n)?);
+        Some((p.size, p.offset))
+    }
+
+    /// `FastCore::lookup_into()` (without the name index the shim does not
+    /// build): the name straight into a caller's
+    /// `KSYM_NAME_LEN` buffer (no NUL), with its position and length.
+    fn lookup_core_into(&self, addr: u64, buf: &mut [u8; KSYM_NAME_LEN]) -> Option<(SymbolPos, usize)> {
         if !self.sections.is_ksym_addr(addr) {
             return None;
         }
-        let idx = self.index();
-        let p = idx.symbol_pos(&self.tables, &self.sections, addr)?;
-        let off = idx.name_offset(&self.tables, p.pos)?;
-        self.tokens().expand(&self.tables, off, name)?;
-        Some((p.size, p.offset))
+        let (p, off) = self.index().locate(&self.tables, &self.sections, addr)?;
+        let (_, n) = self.tokens().expand_into(&self.tables, off, buf)?;
+        Some((p, n))
     }
 
     fn index_bytes(&self) -> usize {
@@ -591,22 +601,30 @@ pub extern "C" fn kfs_rust_modules_changed(_event: u64) {
 #[no_mangle]
 pub unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut u8) -> c_int {
     // SAFETY: the caller's contract (the kernel's for lookup_symbol_name).
-    let out = unsafe { core::slice::from_raw_parts_mut(symname, KSYM_NAME_LEN) };
+    let out = unsafe { &mut *(symname as *mut [u8; KSYM_NAME_LEN]) };
     out[0] = 0;
     out[KSYM_NAME_LEN - 1] = 0;
     let Some(s) = shim() else {
         return errno(ERANGE);
     };
     if s.sections.is_ksym_addr(addr) {
-        if let Some(hit) = CACHE.get(addr) {
-            put_name(out, &hit);
+        let mut raw = [0u8; RAW_NAME_LEN];
+        if let Some(len) = CACHE.get_raw(addr, &mut raw) {
+            out[..CACHE_NAME_MAX].copy_from_slice(&raw[1..]);
+            if let Some(b) = out.get_mut(len) {
+                *b = 0;
+            }
             return 0;
         }
         let generation = CACHE.generation();
-        let mut name = NameBuf::new();
-        if s.lookup_core(addr, &mut name).is_some() {
-            put_name(out, name.as_bytes());
-            CACHE.insert(addr, generation, name.as_bytes());
+        // The name goes straight into the caller's buffer: no copy.
+        if let Some((_, n)) = s.lookup_core_into(addr, out) {
+            if let Some(b) = out.get_mut(n) {
+                *b = 0;
+            }
+            if let Some(name) = out.get(..n) {
+                CACHE.insert(addr, generation, name);
+            }
         }
         return 0;
     }
@@ -618,22 +636,18 @@ pub unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut u8) -> 
 /// The index path without the cache (for the bench).
 fn lookup_nocache(s: &Shim, addr: u64, symname: *mut u8) -> c_int {
     if s.sections.is_ksym_addr(addr) {
-        let mut name = NameBuf::new();
-        if s.lookup_core(addr, &mut name).is_some() {
-            // SAFETY: the bench passes KSYM_NAME_LEN-byte buffers.
-            let out = unsafe { core::slice::from_raw_parts_mut(symname, KSYM_NAME_LEN) };
-            put_name(out, name.as_bytes());
+        // SAFETY: the bench passes KSYM_NAME_LEN-byte buffers; u8 needs no
+        // alignment.
+        let out = unsafe { &mut *(symname as *mut [u8; KSYM_NAME_LEN]) };
+        if let Some((_, n)) = s.lookup_core_into(addr, out) {
+            if let Some(b) = out.get_mut(n) {
+                *b = 0;
+            }
         }
         return 0;
     }
     // SAFETY: as in `kfs_lookup_symbol_name`.
     unsafe { (s.module_lookup)(addr, symname) }
-}
-
-fn put_name(out: &mut [u8], name: &[u8]) {
-    let n = name.len().min(out.len() - 1);
-    out[..n].copy_from_slice(&name[..n]);
-    out[n] = 0;
 }
 
 fn now() -> u64 {

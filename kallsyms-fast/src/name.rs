@@ -80,17 +80,6 @@ impl NameBuf {
     pub(crate) fn raw_mut(&mut self) -> (&mut [u8; KSYM_NAME_LEN], &mut usize) {
         (&mut self.buf, &mut self.len)
     }
-
-    /// Appends `bytes`, keeping at most `KSYM_NAME_LEN - 1` bytes in total.
-    #[inline]
-    fn push_truncated(&mut self, bytes: &[u8]) {
-        let room = KSYM_NAME_LEN - 1 - self.len;
-        let n = bytes.len().min(room);
-        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + n), bytes.get(..n)) {
-            dst.copy_from_slice(src);
-            self.len += n;
-        }
-    }
 }
 
 /// `kallsyms_expand_symbol()`: expands the record at byte offset `off` of
@@ -101,10 +90,26 @@ impl NameBuf {
 /// token lies outside the tables (which a validated table never does).
 #[inline]
 pub fn expand_symbol(t: &KallsymsTables<'_>, off: usize, out: &mut NameBuf) -> Option<usize> {
-    out.clear();
+    let (buf, len) = out.raw_mut();
+    *len = 0;
+    let (next, n) = expand_symbol_into(t, off, buf)?;
+    *len = n;
+    Some(next)
+}
+
+/// [`expand_symbol`] into a caller's `KSYM_NAME_LEN` buffer (the kernel's
+/// `char namebuf[KSYM_NAME_LEN]`): returns the offset of the next record
+/// and the name's length; the bytes past it are left as they were.
+#[inline]
+pub fn expand_symbol_into(
+    t: &KallsymsTables<'_>,
+    off: usize,
+    buf: &mut [u8; KSYM_NAME_LEN],
+) -> Option<(usize, usize)> {
     let (data, len) = t.record_at(off)?;
     let bytes = t.names.get(data..data.checked_add(len)?)?;
     let mut skipped_first = false;
+    let mut pos = 0usize;
     for &b in bytes {
         let mut tok = t.token(b)?;
         if !skipped_first {
@@ -113,9 +118,14 @@ pub fn expand_symbol(t: &KallsymsTables<'_>, off: usize, out: &mut NameBuf) -> O
                 skipped_first = true;
             }
         }
-        out.push_truncated(tok);
+        // Truncate at KSYM_NAME_LEN - 1 bytes, as the kernel does.
+        let n = tok.len().min(KSYM_NAME_LEN - 1 - pos);
+        if let (Some(dst), Some(src)) = (buf.get_mut(pos..pos + n), tok.get(..n)) {
+            dst.copy_from_slice(src);
+            pos += n;
+        }
     }
-    Some(data + len)
+    Some((data + len, pos))
 }
 
 /// `kallsyms_get_symbol_type()`: the type character of the record at `off`.

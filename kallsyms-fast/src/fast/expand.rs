@@ -8,7 +8,7 @@
 //! a slot (none in real kernels, where the longest is about 10 bytes) are
 //! copied from the table as the kernel does. The output is identical.
 
-use crate::name::{expand_symbol, NameBuf};
+use crate::name::{expand_symbol_into, NameBuf};
 use crate::tables::{KallsymsTables, KSYM_NAME_LEN};
 
 const SLOT: usize = 16;
@@ -63,6 +63,23 @@ impl TokenSlots {
     /// Same result as [`expand_symbol`] for the record at `off`.
     #[inline]
     pub fn expand(&self, t: &KallsymsTables<'_>, off: usize, out: &mut NameBuf) -> Option<usize> {
+        let (buf, len) = out.raw_mut();
+        *len = 0;
+        let (next, n) = self.expand_into(t, off, buf)?;
+        *len = n;
+        Some(next)
+    }
+
+    /// Same result as [`expand_symbol_into`]: the name into a caller's
+    /// `KSYM_NAME_LEN` buffer, returning the next record's offset and the
+    /// name's length. Bytes past the name may be overwritten (scratch).
+    #[inline]
+    pub fn expand_into(
+        &self,
+        t: &KallsymsTables<'_>,
+        off: usize,
+        buf: &mut [u8; KSYM_NAME_LEN],
+    ) -> Option<(usize, usize)> {
         let (data, len) = t.record_at(off)?;
         let end = data.checked_add(len)?;
         let bytes = t.names.get(data..end)?;
@@ -71,18 +88,16 @@ impl TokenSlots {
         // The fast path needs every token in a slot and room for a whole
         // slot past the longest possible name; else do what the kernel does.
         if first_len == LONG || first_len == 0 || rest.len() * SLOT + SLOT > KSYM_NAME_LEN {
-            return expand_symbol(t, off, out);
+            return expand_symbol_into(t, off, buf);
         }
-        let (buf, out_len) = out.raw_mut();
         // The first token starts with the type character: drop it.
-        let mut pos = 0usize;
         let first_slot = &self.bytes[first as usize];
         buf[..SLOT - 1].copy_from_slice(&first_slot[1..]);
-        pos += first_len as usize - 1;
+        let mut pos = first_len as usize - 1;
         for &b in rest {
             let l = self.len[b as usize];
             if l == LONG {
-                return expand_symbol(t, off, out);
+                return expand_symbol_into(t, off, buf);
             }
             // pos + SLOT <= KSYM_NAME_LEN: at most one slot per token, and
             // rest.len() * SLOT + SLOT <= KSYM_NAME_LEN was checked.
@@ -91,7 +106,6 @@ impl TokenSlots {
             }
             pos += l as usize;
         }
-        *out_len = pos;
-        Some(end)
+        Some((end, pos))
     }
 }

@@ -9,7 +9,7 @@ pub mod name_index;
 
 use crate::mainline::SymbolPos;
 use crate::name::NameBuf;
-use crate::tables::{KallsymsTables, Sections};
+use crate::tables::{KallsymsTables, Sections, KSYM_NAME_LEN};
 
 pub use addr_index::{build_addr_index, AddrIndex, AddrIndexLayout};
 pub use expand::TokenSlots;
@@ -35,12 +35,28 @@ impl<'a> FastCore<'a> {
     /// Same answer as `Mainline::lookup()`.
     #[inline]
     pub fn lookup(&self, addr: u64, name: &mut NameBuf) -> Option<SymbolPos> {
+        let (buf, len) = name.raw_mut();
+        *len = 0;
+        let (p, n) = self.lookup_into(addr, buf)?;
+        *len = n;
+        Some(p)
+    }
+
+    /// [`lookup`](Self::lookup) writing the name into a caller's
+    /// `KSYM_NAME_LEN` buffer (in the kernel, the caller's own `namebuf`):
+    /// returns the position and the name's length; no NUL is written.
+    #[inline]
+    pub fn lookup_into(
+        &self,
+        addr: u64,
+        buf: &mut [u8; KSYM_NAME_LEN],
+    ) -> Option<(SymbolPos, usize)> {
         if !self.sections.is_ksym_addr(addr) {
             return None;
         }
         let (p, off) = self.addr.locate(&self.tables, &self.sections, addr)?;
-        self.tokens.expand(&self.tables, off, name)?;
-        Some(p)
+        let (_, n) = self.tokens.expand_into(&self.tables, off, buf)?;
+        Some((p, n))
     }
 
     /// Same answer as `Mainline::lookup_name()`.
