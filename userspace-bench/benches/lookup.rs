@@ -33,7 +33,7 @@ fn core_symbols() -> Vec<RawSymbol> {
         .core
 }
 
-fn mirror() -> (Mirror, Vec<u64>, Vec<Vec<u8>>) {
+fn mirror() -> (Mirror, Vec<u64>, Vec<u64>, Vec<Vec<u8>>) {
     let core = core_symbols();
     let sections = sections_from_symbols(&core);
     let abs = core
@@ -50,12 +50,17 @@ fn mirror() -> (Mirror, Vec<u64>, Vec<Vec<u8>>) {
         .step_by(97)
         .map(|s| s.addr + 3)
         .collect();
+    let all: Vec<u64> = core
+        .iter()
+        .filter(|s| matches!(s.kind, b't' | b'T') && s.addr >= sections.stext && s.addr < sections.etext)
+        .map(|s| s.addr + 3)
+        .collect();
     let names = core.iter().step_by(97).map(|s| s.name.clone()).collect();
-    (m, addrs, names)
+    (m, addrs, all, names)
 }
 
 fn lookups(c: &mut Criterion) {
-    let (m, addrs, names) = mirror();
+    let (m, addrs, addrs_all, names) = mirror();
     let mut g = c.benchmark_group("address_to_symbol");
     for (label, algo) in [
         ("mainline", Algo::Mainline),
@@ -72,6 +77,28 @@ fn lookups(c: &mut Criterion) {
                 } else {
                     addrs[i % addrs.len()]
                 };
+                i += 1;
+                m.wchan(algo, black_box(a), &mut n, &mut out);
+                out.as_bytes().len()
+            })
+        });
+    }
+    // Cold: every text symbol in a shuffled order, so that successive
+    // lookups share no cache lines (the working set is the whole table).
+    let mut cold: Vec<u64> = addrs_all.clone();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in (1..cold.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        cold.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    for (label, algo) in [("mainline", Algo::Mainline), ("fast", Algo::Fast)] {
+        g.bench_with_input(BenchmarkId::new("cold_shuffled", label), &algo, |b, &algo| {
+            let (mut n, mut out) = (NameBuf::new(), SymbolBuf::new());
+            let mut i = 0;
+            b.iter(|| {
+                let a = cold[i % cold.len()];
                 i += 1;
                 m.wchan(algo, black_box(a), &mut n, &mut out);
                 out.as_bytes().len()
