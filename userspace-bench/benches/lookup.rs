@@ -52,7 +52,9 @@ fn mirror() -> (Mirror, Vec<u64>, Vec<u64>, Vec<Vec<u8>>) {
         .collect();
     let all: Vec<u64> = core
         .iter()
-        .filter(|s| matches!(s.kind, b't' | b'T') && s.addr >= sections.stext && s.addr < sections.etext)
+        .filter(|s| {
+            matches!(s.kind, b't' | b'T') && s.addr >= sections.stext && s.addr < sections.etext
+        })
         .map(|s| s.addr + 3)
         .collect();
     let names = core.iter().step_by(97).map(|s| s.name.clone()).collect();
@@ -94,16 +96,20 @@ fn lookups(c: &mut Criterion) {
         cold.swap(i, (x % (i as u64 + 1)) as usize);
     }
     for (label, algo) in [("mainline", Algo::Mainline), ("fast", Algo::Fast)] {
-        g.bench_with_input(BenchmarkId::new("cold_shuffled", label), &algo, |b, &algo| {
-            let (mut n, mut out) = (NameBuf::new(), SymbolBuf::new());
-            let mut i = 0;
-            b.iter(|| {
-                let a = cold[i % cold.len()];
-                i += 1;
-                m.wchan(algo, black_box(a), &mut n, &mut out);
-                out.as_bytes().len()
-            })
-        });
+        g.bench_with_input(
+            BenchmarkId::new("cold_shuffled", label),
+            &algo,
+            |b, &algo| {
+                let (mut n, mut out) = (NameBuf::new(), SymbolBuf::new());
+                let mut i = 0;
+                b.iter(|| {
+                    let a = cold[i % cold.len()];
+                    i += 1;
+                    m.wchan(algo, black_box(a), &mut n, &mut out);
+                    out.as_bytes().len()
+                })
+            },
+        );
     }
     g.finish();
     let mut g = c.benchmark_group("name_to_address");
