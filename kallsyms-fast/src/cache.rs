@@ -184,8 +184,10 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             {
                 continue;
             }
-            for (chunk, w) in raw.chunks_exact_mut(8).zip(words.iter()) {
-                chunk.copy_from_slice(&w.to_le_bytes());
+            // Fixed-size chunks: no length checks left to panic on.
+            let (chunks, _) = raw.as_chunks_mut::<8>();
+            for (chunk, w) in chunks.iter_mut().zip(words.iter()) {
+                *chunk = w.to_le_bytes();
             }
             if e.referenced.load(Ordering::Relaxed) == 0 {
                 e.referenced.store(1, Ordering::Relaxed);
@@ -244,10 +246,9 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         if let Some(dst) = bytes.get_mut(1..1 + name.len()) {
             dst.copy_from_slice(name);
         }
-        for (a, chunk) in e.name.iter().zip(bytes.chunks_exact(8)) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            a.store(u64::from_le_bytes(w), Ordering::Relaxed);
+        let (chunks, _) = bytes.as_chunks::<8>();
+        for (a, chunk) in e.name.iter().zip(chunks.iter()) {
+            a.store(u64::from_le_bytes(*chunk), Ordering::Relaxed);
         }
         e.key.store(addr, Ordering::Relaxed);
         e.generation.store(generation, Ordering::Relaxed);
