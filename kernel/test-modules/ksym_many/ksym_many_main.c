@@ -12,13 +12,22 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/wait.h>
 
 #include "ksym_many_gen.h"
 
 static DECLARE_WAIT_QUEUE_HEAD(ksm_wq);
-static bool ksm_wake;
-static struct task_struct *ksm_threads[4];
+static struct task_struct **ksm_threads;
+static unsigned int ksm_nr_threads;
+
+/*
+ * kthreads to start: the first four sleep in four different ways, the rest
+ * (for wchan scale tests) all sleep in ksm_nap_deep().
+ */
+static unsigned int nr_threads = 4;
+module_param(nr_threads, uint, 0444);
+MODULE_PARM_DESC(nr_threads, "kthreads sleeping in this module (default 4, max 16384)");
 static unsigned long ksm_checksum;
 
 static noinline void ksm_nap_deep(void)
@@ -35,8 +44,8 @@ static noinline int ksm_thread_nap(void *arg)
 
 static noinline int ksm_wait_for_godot(void)
 {
-	return wait_event_interruptible_timeout(ksm_wq, READ_ONCE(ksm_wake) ||
-						kthread_should_stop(), 10 * HZ);
+	return wait_event_interruptible_timeout(ksm_wq, kthread_should_stop(),
+						10 * HZ);
 }
 
 static noinline int ksm_thread_wait(void *arg)
@@ -82,35 +91,54 @@ static int __init ksm_init_sum(void)
 	return 0;
 }
 
+/*
+ * kthread_stop() wakes each thread, and every sleeper re-checks
+ * kthread_should_stop(). A global "wake" flag set before the stops would
+ * make ksm_thread_wait() spin without sleeping until its own turn, which on
+ * a non-preemptible kernel starves the CPU (RCU stalls).
+ */
+static void ksm_stop_threads(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ksm_nr_threads; i++)
+		kthread_stop(ksm_threads[i]);
+	kfree(ksm_threads);
+}
+
 static int __init ksym_many_init(void)
 {
-	int i;
+	unsigned int i;
 
+	if (nr_threads > 16384)
+		return -EINVAL;
 	ksm_init_sum();
-	for (i = 0; i < ARRAY_SIZE(ksm_threads); i++) {
+	ksm_threads = kcalloc(max(nr_threads, 1U), sizeof(*ksm_threads),
+			      GFP_KERNEL);
+	if (!ksm_threads)
+		return -ENOMEM;
+	for (i = 0; i < nr_threads; i++) {
+		int (*fn)(void *) = ksm_thread_nap;
 		struct task_struct *t;
 
-		t = kthread_run(ksm_thread_fns[i], NULL, "ksym_many/%d", i);
+		if (i < ARRAY_SIZE(ksm_thread_fns))
+			fn = ksm_thread_fns[i];
+		t = kthread_run(fn, NULL, "ksym_many/%u", i);
 		if (IS_ERR(t)) {
-			while (--i >= 0)
-				kthread_stop(ksm_threads[i]);
+			ksm_stop_threads();
 			return PTR_ERR(t);
 		}
 		ksm_threads[i] = t;
+		ksm_nr_threads = i + 1;
 	}
-	pr_info("ksym_many: %u functions, checksum %lx\n", KSM_FUNCS,
-		ksm_checksum);
+	pr_info("ksym_many: %u functions, checksum %lx, %u kthreads\n",
+		KSM_FUNCS, ksm_checksum, ksm_nr_threads);
 	return 0;
 }
 
 static void __exit ksym_many_exit(void)
 {
-	int i;
-
-	WRITE_ONCE(ksm_wake, true);
-	wake_up_all(&ksm_wq);
-	for (i = 0; i < ARRAY_SIZE(ksm_threads); i++)
-		kthread_stop(ksm_threads[i]);
+	ksm_stop_threads();
 }
 
 module_init(ksym_many_init);
