@@ -18,6 +18,8 @@ LP=/sys/kernel/livepatch/kallsyms_fast_shim
 O=/out
 CYCLES=$(sed -n 's/.*kfs.cycles=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -n "$CYCLES" ] || CYCLES=20
+SCALE=$(sed -n 's/.*kfs.scale=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$SCALE" ] || SCALE=2500
 failures=""
 
 log() { echo "kfs-shim: $*"; }
@@ -35,6 +37,18 @@ wait_for() {
 }
 
 enabled() { [ -d $LP ] && [ "$(cat $LP/transition)" = 0 ]; }
+
+# Every thread's wchan as uid 1000, which also owns a sleeping child, to $1.
+unpriv() {
+	kallsyms-bench shim wchan-unpriv --uid 1000 > "$O/$1" ||
+		fail "wchan-unpriv ($1)"
+}
+
+# "<count> <wchan>" for the wchans of more than 100 threads.
+histogram() {
+	kallsyms-bench shim wchan |
+		awk '{ c[$2]++ } END { for (w in c) if (c[w] > 100) printf "%d %s, ", c[w], w }'
+}
 
 # Disable the patch, wait until it is gone, unload the module.
 unload() {
@@ -99,12 +113,15 @@ if kallsyms-bench shim load --no-enable; then
 	log "before enable: $(grep bench: $D/status)"
 	log "stock $(kallsyms-bench shim wchan-bench --seconds 8)"
 	kallsyms-bench shim wchan > $O/stock4
+	unpriv unpriv-stock1
 	echo enable > $D/ctl || fail "enable"
 	wait_for enabled 600 || fail "transition did not finish"
 	log "enabled: $(cat /sys/kernel/livepatch/kallsyms_fast_shim/enabled)"
 	kallsyms-bench shim wchan > $O/shim1
 	kallsyms-bench shim wchan > $O/shim2
 	kallsyms-bench shim wchan > $O/shim3
+	unpriv unpriv-shim1
+	unpriv unpriv-shim2
 	echo "bench 1000" > $D/ctl || fail "bench (patched)"
 	log "after enable: $(grep bench: $D/status)"
 	log "shim $(kallsyms-bench shim wchan-bench --seconds 8)"
@@ -112,6 +129,7 @@ if kallsyms-bench shim load --no-enable; then
 	unload
 	log "stock again $(kallsyms-bench shim wchan-bench --seconds 8)"
 	kallsyms-bench shim wchan > $O/stock5
+	unpriv unpriv-stock2
 else
 	fail "valid load refused: $(grep 'last refusal' $D/status)"
 	unload
@@ -134,6 +152,34 @@ while [ $c -lt "$CYCLES" ]; do
 done
 kill $reader
 log "cycles: $ok of $CYCLES completed"
+
+# 4. Scale: $SCALE user threads sleeping in core code, $SCALE ksym_many
+# kthreads sleeping in the module; passes over all of them, stock and shim.
+if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
+	kallsyms-bench shim sleepers "$SCALE" &
+	sleepers=$!
+	insmod /lib/modules/ksym_many.ko nr_threads="$SCALE" ||
+		fail "insmod ksym_many nr_threads=$SCALE"
+	wait_for '[ $(ls /proc/$sleepers/task | wc -l) -gt $SCALE ]' 600 ||
+		fail "sleepers did not start"
+	log "scale: $(ls -d /proc/[0-9]*/task/* | wc -l) threads"
+	insmod $KO || fail "scale: insmod"
+	kallsyms-bench shim load --no-enable || fail "scale: load"
+	log "scale stock wchans: $(histogram)"
+	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
+		> $O/scale-stock || fail "scale: stock bench"
+	sed 's/^/stock /' $O/scale-stock | while read -r l; do log "scale $l"; done
+	echo enable > $D/ctl || fail "scale: enable"
+	wait_for enabled 1200 || fail "scale: transition did not finish"
+	log "scale shim wchans: $(histogram)"
+	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
+		> $O/scale-shim || fail "scale: shim bench"
+	sed 's/^/shim /' $O/scale-shim | while read -r l; do log "scale $l"; done
+	unload
+	kill $sleepers
+	rmmod ksym_many || fail "rmmod ksym_many"
+fi
+
 dmesg > $O/dmesg.txt
 if grep -qE "Oops|WARNING:|BUG:|Call Trace|general protection" $O/dmesg.txt; then
 	fail "kernel log has an oops/warning"

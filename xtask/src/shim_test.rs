@@ -1,13 +1,15 @@
 //! `cargo xtask shim-test`: boot the test kernel with `kmod-shim/` and check
 //! that the shim changes no `/proc/PID/wchan`, refuses bad loader input,
-//! survives load/unload cycles under a wchan-reading loop, and how fast it
-//! is (in-kernel and `/proc` read timings, stock and shim, same boot).
+//! survives load/unload cycles under a wchan-reading loop, shows an
+//! unprivileged reader what stock shows it, and how fast it is (in-kernel and
+//! `/proc` read timings, stock and shim, same boot, also over thousands of
+//! threads sleeping in core code and in a module).
 //!
 //! Reuses the harness: `qemu::boot`, the result channel framing, the
 //! cache layout; the initramfs is its own (different `/init`, the shim and
 //! a static `kallsyms-bench`).
 
-use crate::{channel, env, kernel, qemu, run, Result};
+use crate::{channel, env, kernel, modules, qemu, run, Result};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -26,14 +28,16 @@ const APPLETS: &[&str] = &[
 pub struct Options {
     timeout: Duration,
     cycles: u32,
+    scale: u32,
 }
 
 impl Options {
-    /// `--timeout <secs>`, `--cycles <n>`.
+    /// `--timeout <secs>`, `--cycles <n>`, `--scale <threads per group>`.
     pub fn parse(args: &[String]) -> Result<Self> {
         let mut o = Options {
             timeout: Duration::from_secs(1500),
             cycles: 20,
+            scale: 2500,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -44,6 +48,7 @@ impl Options {
             match a.as_str() {
                 "--timeout" => o.timeout = Duration::from_secs(val("--timeout")?),
                 "--cycles" => o.cycles = val("--cycles")? as u32,
+                "--scale" => o.scale = val("--scale")? as u32,
                 other => return Err(format!("unknown option {other}")),
             }
         }
@@ -120,7 +125,7 @@ fn cpio_entry(buf: &mut Vec<u8>, ino: &mut u32, name: &str, mode: u32, data: &[u
     }
 }
 
-fn build_initramfs(ko: &Path, loader: &Path) -> Result<PathBuf> {
+fn build_initramfs(ko: &Path, loader: &Path, test_kos: &[PathBuf]) -> Result<PathBuf> {
     let (mut b, mut ino) = (Vec::new(), 0u32);
     for d in [
         "bin",
@@ -158,16 +163,17 @@ fn build_initramfs(ko: &Path, loader: &Path) -> Result<PathBuf> {
         0o100644,
         &read(ko)?,
     );
-    // A second module, if the harness built it: module load/unload events
-    // during the cycles exercise the notifier.
-    let other = env::guest_dir().join("modules/ksym_truth/ksym_truth.ko");
-    if other.exists() {
+    // The harness's test modules: ksym_truth's load/unload events during
+    // the cycles exercise the notifier; ksym_many's kthreads sleep in a
+    // module for the scale bench.
+    for other in test_kos {
+        let name = other.file_name().unwrap_or_default().to_string_lossy();
         cpio_entry(
             &mut b,
             &mut ino,
-            "lib/modules/ksym_truth.ko",
+            &format!("lib/modules/{name}"),
             0o100644,
-            &read(&other)?,
+            &read(other)?,
         );
     }
     let init = read(&env::repo_root().join(INIT_SCRIPT))?;
@@ -196,15 +202,14 @@ fn parse_dump(path: &Path) -> BTreeMap<u32, String> {
 /// reported as motion; a task that differs in every shim dump is a failure.
 /// Exact same-address comparisons are the load-time verification and the
 /// bench's agreement count. Returns (identical, moved, failed, unstable).
-fn compare_dumps(dir: &Path, report: &mut String) -> (usize, usize, usize, usize) {
-    let stock: Vec<_> = ["stock1", "stock2", "stock3", "stock4", "stock5"]
-        .iter()
-        .map(|n| parse_dump(&dir.join(n)))
-        .collect();
-    let shim: Vec<_> = ["shim1", "shim2", "shim3"]
-        .iter()
-        .map(|n| parse_dump(&dir.join(n)))
-        .collect();
+fn compare_dumps(
+    dir: &Path,
+    stock: &[&str],
+    shim: &[&str],
+    report: &mut String,
+) -> (usize, usize, usize, usize) {
+    let stock: Vec<_> = stock.iter().map(|n| parse_dump(&dir.join(n))).collect();
+    let shim: Vec<_> = shim.iter().map(|n| parse_dump(&dir.join(n))).collect();
     let (mut same, mut moved, mut bad, mut unstable) = (0, 0, 0, 0);
     for (tid, w) in &stock[0] {
         if !stock.iter().all(|d| d.get(tid) == Some(w)) {
@@ -235,6 +240,109 @@ fn compare_dumps(dir: &Path, report: &mut String) -> (usize, usize, usize, usize
     (same, moved, bad, unstable)
 }
 
+/// The `# child <pid>` and `# kthread <tid>` lines of a `wchan-unpriv` dump.
+fn unpriv_marks(path: &Path) -> (Option<u32>, Vec<u32>) {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let (mut child, mut kthreads) = (None, Vec::new());
+    for l in text.lines() {
+        if let Some(p) = l.strip_prefix("# child ") {
+            child = p.parse().ok();
+        } else if let Some(t) = l.strip_prefix("# kthread ") {
+            kthreads.extend(t.parse::<u32>().ok());
+        }
+    }
+    (child, kthreads)
+}
+
+/// The unprivileged reader's dumps: the same motion-tolerant comparison as
+/// root's, every kthread reads `0`, and the reader's own sleeping child
+/// shows a real (nanosleep) name. Returns the failures.
+fn check_unpriv(dir: &Path) -> Vec<String> {
+    const STOCK: &[&str] = &["unpriv-stock1", "unpriv-stock2"];
+    const SHIM: &[&str] = &["unpriv-shim1", "unpriv-shim2"];
+    let mut fails = Vec::new();
+    let mut report = String::new();
+    let (same, moved, bad, unstable) = compare_dumps(dir, STOCK, SHIM, &mut report);
+    eprint!("{report}");
+    eprintln!(
+        "shim-test: unprivileged wchan (uid 1000): {same} (task, shim dump) answers identical \
+         to stock; {moved} moved in one shim dump, {bad} differ in all; {unstable} skipped"
+    );
+    if bad > 0 || same == 0 {
+        fails.push(format!(
+            "uid 1000: {bad} tasks with a different wchan under the shim"
+        ));
+    }
+    let (mut kthreads, mut zero) = (0, 0);
+    for n in STOCK.iter().chain(SHIM) {
+        let path = dir.join(n);
+        let dump = parse_dump(&path);
+        let (child, kt) = unpriv_marks(&path);
+        for t in &kt {
+            // A kthread that exited between the two listings has no line.
+            if let Some(w) = dump.get(t) {
+                kthreads += 1;
+                if w == "0" {
+                    zero += 1;
+                } else {
+                    fails.push(format!("{n}: uid 1000 reads kthread {t} wchan {w:?}"));
+                }
+            }
+        }
+        match child.map(|c| (c, dump.get(&c))) {
+            Some((c, Some(w))) if w.contains("nanosleep") => {
+                eprintln!("shim-test: {n}: own child {c} sleeps in {w}");
+            }
+            other => fails.push(format!("{n}: own sleeping child: {other:?}")),
+        }
+    }
+    eprintln!("shim-test: unprivileged wchan: {zero} of {kthreads} kthread reads are 0");
+    if kthreads == 0 {
+        fails.push("uid 1000: no kthreads seen".into());
+    }
+    fails
+}
+
+/// `wchan-scale: <group> <n> threads x <r> rounds: <ns> ns per read` lines.
+fn parse_scale(path: &Path) -> BTreeMap<String, (u64, u64)> {
+    fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            match w.as_slice() {
+                ["wchan-scale:", g, n, "threads", "x", _, "rounds:", ns, "ns", "per", "read"] => {
+                    Some((g.to_string(), (n.parse().ok()?, ns.parse().ok()?)))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Prints stock vs shim per group; returns the failures.
+fn report_scale(dir: &Path, scale: u32) -> Vec<String> {
+    let stock = parse_scale(&dir.join("scale-stock"));
+    let shim = parse_scale(&dir.join("scale-shim"));
+    let mut fails = Vec::new();
+    for g in ["core", "module"] {
+        match (stock.get(g), shim.get(g)) {
+            (Some(&(n, a)), Some(&(m, b))) => {
+                eprintln!(
+                    "shim-test: scale: {g}-sleeping {n} threads: stock {a} ns, shim {b} ns per \
+                     wchan read ({:.2}x)",
+                    a as f64 / b.max(1) as f64
+                );
+                if n < u64::from(scale) || m < u64::from(scale) {
+                    fails.push(format!("scale: {g}: {n}/{m} threads, wanted {scale}"));
+                }
+            }
+            _ => fails.push(format!("scale: no {g} timings")),
+        }
+    }
+    fails
+}
+
 /// Run the suite; returns the exit code.
 pub fn run(opts: &Options) -> Result<u8> {
     let t = Instant::now();
@@ -243,7 +351,8 @@ pub fn run(opts: &Options) -> Result<u8> {
     }
     let ko = build_module()?;
     let loader = build_loader()?;
-    let initrd = build_initramfs(&ko, &loader)?;
+    let test_kos = modules::build()?;
+    let initrd = build_initramfs(&ko, &loader, &test_kos)?;
     let dir = env::cache_dir().join("runs").join("shim-latest");
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -252,7 +361,7 @@ pub fn run(opts: &Options) -> Result<u8> {
         &initrd,
         &dir,
         opts.timeout,
-        &format!("kfs.cycles={}", opts.cycles),
+        &format!("kfs.cycles={} kfs.scale={}", opts.cycles, opts.scale),
     )?;
     let console = fs::read_to_string(&boot.console).unwrap_or_default();
     eprintln!("--- guest (kfs-shim lines and kernel messages of the shim) ---");
@@ -296,7 +405,12 @@ pub fn run(opts: &Options) -> Result<u8> {
                 .arg(&capture),
         )?;
         let mut report = String::new();
-        let (same, moved, bad, unstable) = compare_dumps(&capture, &mut report);
+        let (same, moved, bad, unstable) = compare_dumps(
+            &capture,
+            &["stock1", "stock2", "stock3", "stock4", "stock5"],
+            &["shim1", "shim2", "shim3"],
+            &mut report,
+        );
         eprint!("{report}");
         eprintln!(
             "shim-test: wchan: {same} (task, shim dump) answers identical to stock; {moved} tasks \
@@ -305,6 +419,10 @@ pub fn run(opts: &Options) -> Result<u8> {
         );
         if bad > 0 || same == 0 {
             fails.push(format!("{bad} tasks with a different wchan under the shim"));
+        }
+        fails.extend(check_unpriv(&capture));
+        if opts.scale > 0 {
+            fails.extend(report_scale(&capture, opts.scale));
         }
     } else {
         fails.push("no capture on the result channel".into());
