@@ -55,29 +55,12 @@ type LookupFn = unsafe extern "C" fn(u64, *mut u8) -> c_int;
 /// `KSYM_SYMBOL_LEN` against it at build time).
 const SPRINT_BUF: usize = 1024;
 
-/// The table symbols the loader must pass, and the minimum size of each
-/// (the rest is checked once `kallsyms_num_syms` is known).
-const TABLE_SYMS: [(&str, usize); 8] = [
-    ("kallsyms_num_syms", 4),
-    ("kallsyms_relative_base", 8),
-    ("kallsyms_offsets", 4),
-    ("kallsyms_names", 1),
-    ("kallsyms_markers", 4),
-    ("kallsyms_token_table", 1),
-    ("kallsyms_token_index", 512),
-    ("kallsyms_seqs_of_names", 3),
-];
-const FUNC_SYMS: [&str; 2] = ["lookup_module_symbol_name", "lookup_symbol_name"];
-const SECTION_SYMS: [&str; 7] = [
-    "_stext",
-    "_etext",
-    "_sinittext",
-    "_einittext",
-    "_end",
-    "__init_begin",
-    "__init_end",
-];
-const NUM_INPUTS: usize = TABLE_SYMS.len() + FUNC_SYMS.len() + SECTION_SYMS.len();
+// The loader's symbols, shared with `kallsyms-bench shim load`.
+use kallsyms_fast::loader::{
+    FUNCTION_SYMBOLS as FUNC_SYMS, NUM_LOADER_SYMBOLS, SECTION_SYMBOLS as SECTION_SYMS,
+    TABLE_SYMBOLS as TABLE_SYMS,
+};
+const NUM_INPUTS: usize = NUM_LOADER_SYMBOLS;
 
 /// Shared by every CPU; 256 entries, 16 KiB.
 static CACHE: DefaultWchanCache = DefaultWchanCache::new();

@@ -18,6 +18,7 @@ pub mod cache;
 pub mod fast;
 pub mod format;
 pub mod linear;
+pub mod loader;
 pub mod mainline;
 #[cfg(feature = "alloc")]
 pub mod mirror;

@@ -26,26 +26,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 
-/// Symbols the module needs, in the order it expects nothing in particular.
-pub const SHIM_SYMBOLS: &[&str] = &[
-    "kallsyms_num_syms",
-    "kallsyms_relative_base",
-    "kallsyms_offsets",
-    "kallsyms_names",
-    "kallsyms_markers",
-    "kallsyms_token_table",
-    "kallsyms_token_index",
-    "kallsyms_seqs_of_names",
-    "lookup_module_symbol_name",
-    "lookup_symbol_name",
-    "_stext",
-    "_etext",
-    "_sinittext",
-    "_einittext",
-    "_end",
-    "__init_begin",
-    "__init_end",
-];
+/// Symbols the module needs; the list is shared with it (`kallsyms_fast::loader`).
+pub const SHIM_SYMBOLS: &[&str] = &kallsyms_fast::loader::LOADER_SYMBOLS;
 
 /// `kallsyms-bench shim ...`.
 #[derive(Args)]

@@ -1,0 +1,57 @@
+//! What a userspace loader hands to an in-kernel user of the running
+//! kernel's own kallsyms tables (`kmod-shim`): one `<symbol> <hex address>`
+//! line per name below, read from `/proc/kallsyms`. The module trusts none
+//! of them until `sprint_symbol()` confirms each one. Shared by the loader
+//! (`kallsyms-bench shim load`) and the module, so the two cannot drift.
+
+/// The tables, each with the minimum size the module checks before reading
+/// (the rest is checked once `kallsyms_num_syms` is known).
+pub const TABLE_SYMBOLS: [(&str, usize); 8] = [
+    ("kallsyms_num_syms", 4),
+    ("kallsyms_relative_base", 8),
+    ("kallsyms_offsets", 4),
+    ("kallsyms_names", 1),
+    ("kallsyms_markers", 4),
+    ("kallsyms_token_table", 1),
+    ("kallsyms_token_index", 512),
+    ("kallsyms_seqs_of_names", 3),
+];
+
+/// Functions the module calls through verified addresses.
+pub const FUNCTION_SYMBOLS: [&str; 2] = ["lookup_module_symbol_name", "lookup_symbol_name"];
+
+/// The section bounds of [`Sections`](crate::Sections).
+pub const SECTION_SYMBOLS: [&str; 7] = [
+    "_stext",
+    "_etext",
+    "_sinittext",
+    "_einittext",
+    "_end",
+    "__init_begin",
+    "__init_end",
+];
+
+/// Number of lines a loader sends.
+pub const NUM_LOADER_SYMBOLS: usize =
+    TABLE_SYMBOLS.len() + FUNCTION_SYMBOLS.len() + SECTION_SYMBOLS.len();
+
+/// Every name, in the order above: tables, functions, sections.
+pub const LOADER_SYMBOLS: [&str; NUM_LOADER_SYMBOLS] = {
+    let mut out = [""; NUM_LOADER_SYMBOLS];
+    let mut i = 0;
+    while i < TABLE_SYMBOLS.len() {
+        out[i] = TABLE_SYMBOLS[i].0;
+        i += 1;
+    }
+    let mut j = 0;
+    while j < FUNCTION_SYMBOLS.len() {
+        out[i + j] = FUNCTION_SYMBOLS[j];
+        j += 1;
+    }
+    let mut k = 0;
+    while k < SECTION_SYMBOLS.len() {
+        out[i + j + k] = SECTION_SYMBOLS[k];
+        k += 1;
+    }
+    out
+};
