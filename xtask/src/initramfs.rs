@@ -39,14 +39,25 @@ pub fn build_agent() -> Result<PathBuf> {
     Ok(target_dir.join(GUEST_TARGET).join("release/kfast-guest"))
 }
 
-/// A minimal writer for the `newc` cpio format the kernel unpacks.
-struct Cpio {
-    buf: Vec<u8>,
+/// A minimal writer for the `newc` cpio format the kernel unpacks (also
+/// used by the shim suite's initramfs).
+pub(crate) struct Cpio {
+    /// The archive so far.
+    pub(crate) buf: Vec<u8>,
     ino: u32,
 }
 
 impl Cpio {
-    fn entry(&mut self, name: &str, mode: u32, rdev: (u32, u32), data: &[u8]) {
+    /// An empty archive.
+    pub(crate) fn new() -> Self {
+        Cpio {
+            buf: Vec::new(),
+            ino: 0,
+        }
+    }
+
+    /// Appends one entry; `rdev` is the (major, minor) of a device node.
+    pub(crate) fn entry(&mut self, name: &str, mode: u32, rdev: (u32, u32), data: &[u8]) {
         self.ino += 1;
         let fields = [
             self.ino,
@@ -81,17 +92,15 @@ impl Cpio {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>> {
+/// Reads a file, naming it in the error.
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// Build the initramfs with busybox, `/init`, the agent and the modules.
 pub fn build(agent: &Path, modules: &[PathBuf]) -> Result<PathBuf> {
     let busybox = Path::new("/bin/busybox");
-    let mut c = Cpio {
-        buf: Vec::new(),
-        ino: 0,
-    };
+    let mut c = Cpio::new();
     for d in [
         "bin",
         "dev",

@@ -9,6 +9,7 @@
 //! cache layout; the initramfs is its own (different `/init`, the shim and
 //! a static `kallsyms-bench`).
 
+use crate::initramfs::{read, Cpio};
 use crate::{channel, env, kernel, modules, qemu, run, Result};
 use std::collections::BTreeMap;
 use std::fs;
@@ -87,46 +88,8 @@ fn build_loader() -> Result<PathBuf> {
     Ok(target_dir.join(GUEST_TARGET).join("release/kallsyms-bench"))
 }
 
-fn read(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
-}
-
-/// newc cpio, as `initramfs.rs` writes it.
-fn cpio_entry(buf: &mut Vec<u8>, ino: &mut u32, name: &str, mode: u32, data: &[u8]) {
-    *ino += 1;
-    let dir = mode & 0o170000 == 0o040000;
-    let fields = [
-        *ino,
-        mode,
-        0,
-        0,
-        if dir { 2 } else { 1 },
-        0,
-        data.len() as u32,
-        0,
-        0,
-        0,
-        0,
-        name.len() as u32 + 1,
-        0,
-    ];
-    buf.extend_from_slice(b"070701");
-    for f in fields {
-        buf.extend_from_slice(format!("{f:08x}").as_bytes());
-    }
-    buf.extend_from_slice(name.as_bytes());
-    buf.push(0);
-    while buf.len() & 3 != 0 {
-        buf.push(0);
-    }
-    buf.extend_from_slice(data);
-    while buf.len() & 3 != 0 {
-        buf.push(0);
-    }
-}
-
 fn build_initramfs(ko: &Path, loader: &Path, test_kos: &[PathBuf]) -> Result<PathBuf> {
-    let (mut b, mut ino) = (Vec::new(), 0u32);
+    let mut c = Cpio::new();
     for d in [
         "bin",
         "dev",
@@ -137,30 +100,22 @@ fn build_initramfs(ko: &Path, loader: &Path, test_kos: &[PathBuf]) -> Result<Pat
         "out",
         "tmp",
     ] {
-        cpio_entry(&mut b, &mut ino, d, 0o040755, &[]);
+        c.entry(d, 0o040755, (0, 0), &[]);
     }
-    cpio_entry(
-        &mut b,
-        &mut ino,
+    c.entry(
         "bin/busybox",
         0o100755,
+        (0, 0),
         &read(Path::new("/bin/busybox"))?,
     );
     for a in APPLETS {
-        cpio_entry(&mut b, &mut ino, &format!("bin/{a}"), 0o120777, b"busybox");
+        c.entry(&format!("bin/{a}"), 0o120777, (0, 0), b"busybox");
     }
-    cpio_entry(
-        &mut b,
-        &mut ino,
-        "bin/kallsyms-bench",
-        0o100755,
-        &read(loader)?,
-    );
-    cpio_entry(
-        &mut b,
-        &mut ino,
+    c.entry("bin/kallsyms-bench", 0o100755, (0, 0), &read(loader)?);
+    c.entry(
         "lib/modules/kallsyms_fast_shim.ko",
         0o100644,
+        (0, 0),
         &read(ko)?,
     );
     // The harness's test modules: ksym_truth's load/unload events during
@@ -168,19 +123,18 @@ fn build_initramfs(ko: &Path, loader: &Path, test_kos: &[PathBuf]) -> Result<Pat
     // module for the scale bench.
     for other in test_kos {
         let name = other.file_name().unwrap_or_default().to_string_lossy();
-        cpio_entry(
-            &mut b,
-            &mut ino,
+        c.entry(
             &format!("lib/modules/{name}"),
             0o100644,
+            (0, 0),
             &read(other)?,
         );
     }
     let init = read(&env::repo_root().join(INIT_SCRIPT))?;
-    cpio_entry(&mut b, &mut ino, "init", 0o100755, &init);
-    cpio_entry(&mut b, &mut ino, "TRAILER!!!", 0, &[]);
+    c.entry("init", 0o100755, (0, 0), &init);
+    c.entry("TRAILER!!!", 0, (0, 0), &[]);
     let out = env::guest_dir().join("shim-initramfs.cpio");
-    fs::write(&out, &b).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    fs::write(&out, &c.buf).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(out)
 }
 
