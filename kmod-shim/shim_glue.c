@@ -4,8 +4,9 @@
  * abstraction for. The logic (parsing, verification, indexes, the lookup
  * itself) is in shim_main.rs; this file only holds
  *  - the livepatch structures replacing lookup_symbol_name(),
- *  - the debugfs files (kallsyms_fast/{load,ctl,status}),
- *  - the module notifier,
+ *  - the debugfs files (kallsyms_fast/{load,ctl,check,status}),
+ *  - the module notifier and the work item building module indexes,
+ *  - kfs_module_view(): the fields of struct module a lookup reads,
  *  - one-line wrappers of kernel helpers the Rust side calls.
  */
 
@@ -18,6 +19,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -25,14 +27,19 @@
 #include <linux/stacktrace.h>
 #include <linux/timex.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "shim_glue.h"
 
 #define KFS_SYMBOL_BUF	1024
 #define KFS_IN_MAX	8192
 #define KFS_STATUS_MAX	4096
+/* Frames per task the bench takes: enough for 10000 tasks in 64K slots. */
+#define KFS_STACK_FRAMES	6
 
 static DEFINE_MUTEX(kfs_lock);
+/* Serialises module index builds against the module notifier. */
+static DEFINE_MUTEX(kfs_mod_lock);
 static struct dentry *kfs_dir;
 static bool kfs_patch_used;
 
@@ -101,12 +108,81 @@ size_t kfs_collect_stack_addrs(unsigned long *out, size_t max)
 
 	rcu_read_lock();
 	for_each_process_thread(g, t) {
-		if (max - n < 8)
+		if (max - n < KFS_STACK_FRAMES)
 			break;
-		n += stack_trace_save_tsk(t, out + n, 8, 0);
+		n += stack_trace_save_tsk(t, out + n, KFS_STACK_FRAMES, 0);
 	}
 	rcu_read_unlock();
 	return n;
+}
+
+void kfs_preempt_disable(void)
+{
+	preempt_disable();
+}
+
+void kfs_preempt_enable(void)
+{
+	preempt_enable();
+}
+
+void kfs_synchronize_rcu(void)
+{
+	synchronize_rcu();
+}
+
+/*
+ * The module containing @addr, as lookup_module_symbol_name() would find
+ * it, read into @v. Call with preemption disabled (what __module_address()
+ * asserts); everything @v points to stays valid until preemption is enabled
+ * again, because free_module() waits for an RCU grace period.
+ */
+bool kfs_module_view(kfs_module_address_t find, unsigned long addr,
+		     struct kfs_mod_view *v)
+{
+	struct module *mod = find(addr);
+	struct mod_kallsyms *ks;
+
+	BUILD_BUG_ON(ARRAY_SIZE(v->mem) != MOD_MEM_NUM_TYPES);
+	BUILD_BUG_ON(sizeof(Elf_Sym) != 24);
+	if (!mod)
+		return false;
+	ks = rcu_dereference_sched(mod->kallsyms);
+	if (!ks)
+		return false;
+	v->mod = mod;
+	v->kallsyms = ks;
+	v->symtab = ks->symtab;
+	v->strtab = ks->strtab;
+	v->name = mod->name;
+	v->num_symtab = ks->num_symtab;
+	v->live = READ_ONCE(mod->state) == MODULE_STATE_LIVE;
+	for_each_mod_mem_type(type) {
+		v->mem[type][0] = (unsigned long)mod->mem[type].base;
+		v->mem[type][1] = mod->mem[type].size;
+	}
+	return true;
+}
+
+static void kfs_build_fn(struct work_struct *work)
+{
+	mutex_lock(&kfs_mod_lock);
+	kfs_rust_build_pending();
+	mutex_unlock(&kfs_mod_lock);
+}
+
+static DECLARE_WORK(kfs_build_work, kfs_build_fn);
+
+/* A lookup missed a module index: build it in process context. */
+void kfs_request_build(void)
+{
+	if (!in_nmi())
+		schedule_work(&kfs_build_work);
+}
+
+void kfs_flush_builds(void)
+{
+	flush_work(&kfs_build_work);
 }
 
 static char *kfs_copy_in(const char __user *ubuf, size_t count)
@@ -137,6 +213,21 @@ static ssize_t kfs_load_write(struct file *file, const char __user *ubuf,
 		return PTR_ERR(buf);
 	mutex_lock(&kfs_lock);
 	ret = kfs_rust_load(buf, count);
+	mutex_unlock(&kfs_lock);
+	kfree(buf);
+	return ret ? ret : count;
+}
+
+static ssize_t kfs_check_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	char *buf = kfs_copy_in(ubuf, count);
+	int ret;
+
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	mutex_lock(&kfs_lock);
+	ret = kfs_rust_check(buf, count);
 	mutex_unlock(&kfs_lock);
 	kfree(buf);
 	return ret ? ret : count;
@@ -214,6 +305,12 @@ static const struct file_operations kfs_ctl_fops = {
 	.llseek = noop_llseek,
 };
 
+static const struct file_operations kfs_check_fops = {
+	.owner = THIS_MODULE,
+	.write = kfs_check_write,
+	.llseek = noop_llseek,
+};
+
 static const struct file_operations kfs_status_fops = {
 	.owner = THIS_MODULE,
 	.read = kfs_status_read,
@@ -223,7 +320,9 @@ static const struct file_operations kfs_status_fops = {
 static int kfs_module_notify(struct notifier_block *nb, unsigned long event,
 			     void *data)
 {
-	kfs_rust_modules_changed(event);
+	mutex_lock(&kfs_mod_lock);
+	kfs_rust_modules_changed(event, data);
+	mutex_unlock(&kfs_mod_lock);
 	return NOTIFY_DONE;
 }
 
@@ -240,6 +339,7 @@ int kfs_glue_init(void)
 		return PTR_ERR(kfs_dir);
 	debugfs_create_file("load", 0200, kfs_dir, NULL, &kfs_load_fops);
 	debugfs_create_file("ctl", 0200, kfs_dir, NULL, &kfs_ctl_fops);
+	debugfs_create_file("check", 0200, kfs_dir, NULL, &kfs_check_fops);
 	debugfs_create_file("status", 0400, kfs_dir, NULL, &kfs_status_fops);
 	ret = register_module_notifier(&kfs_module_nb);
 	if (ret)
@@ -253,8 +353,9 @@ void kfs_glue_exit(void)
 	 * The patch holds a reference on this module while it exists, so it
 	 * is disabled and freed by the time we get here.
 	 */
-	unregister_module_notifier(&kfs_module_nb);
 	debugfs_remove_recursive(kfs_dir);
+	unregister_module_notifier(&kfs_module_nb);
+	cancel_work_sync(&kfs_build_work);
 }
 
 MODULE_INFO(livepatch, "Y");

@@ -27,6 +27,10 @@ use kallsyms_fast::name::NameBuf;
 use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
 use kernel::prelude::*;
 
+mod mod_index;
+
+use mod_index::{ModAnswer, ModuleAddressFn};
+
 module! {
     type: KallsymsFastShim,
     name: "kallsyms_fast_shim",
@@ -76,7 +80,17 @@ struct StatusText(core::cell::UnsafeCell<StatusInner>);
 struct StatusInner {
     refused: ArrayVec<u8, 256>,
     verified: ArrayVec<u8, 256>,
-    bench: ArrayVec<u8, 512>,
+    bench: ArrayVec<u8, 1024>,
+    check: CheckCounts,
+}
+
+/// What the `check` file has compared so far.
+struct CheckCounts {
+    total: u64,
+    module: u64,
+    unserved: u64,
+    mismatches: u64,
+    first: ArrayVec<u8, 512>,
 }
 
 // SAFETY: all access is serialised by the C mutex `kfs_lock` (see above).
@@ -86,6 +100,13 @@ static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
     refused: ArrayVec::new_const(),
     verified: ArrayVec::new_const(),
     bench: ArrayVec::new_const(),
+    check: CheckCounts {
+        total: 0,
+        module: 0,
+        unserved: 0,
+        mismatches: 0,
+        first: ArrayVec::new_const(),
+    },
 }));
 
 /// The status text. Callers hold `kfs_lock` (all are C entry points called
@@ -162,6 +183,7 @@ struct Shim {
     tokens: KvSlice<TokenSlots>,
     module_lookup: LookupFn,
     stock_lookup: LookupFn,
+    module_address: ModuleAddressFn,
 }
 
 impl Shim {
@@ -378,7 +400,7 @@ fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
             size: size as usize,
         });
     }
-    let mut funcs = [0u64; 2];
+    let mut funcs = [0u64; FUNC_SYMS.len()];
     for (i, name) in FUNC_SYMS.iter().enumerate() {
         let a = vals[TABLE_SYMS.len() + i];
         verify_symbol(name, a)?;
@@ -460,13 +482,16 @@ fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     if tokens.as_mut_slice()[0].fill(&tables).is_none() {
         refuse!("token table malformed");
     }
-    // SAFETY: both were verified above (sprint_symbol prints
-    // `<name>+0x0/...` for them): they are the entry points of these two
-    // functions, whose C signature is `int (unsigned long, char *)`.
-    let (module_lookup, stock_lookup) = unsafe {
+    // SAFETY: all were verified above (sprint_symbol prints
+    // `<name>+0x0/...` for them): they are the entry points of
+    // lookup_module_symbol_name() and lookup_symbol_name(), whose C
+    // signature is `int (unsigned long, char *)`, and of __module_address(),
+    // `struct module *(unsigned long)`.
+    let (module_lookup, stock_lookup, module_address) = unsafe {
         (
             core::mem::transmute::<usize, LookupFn>(funcs[0] as usize),
             core::mem::transmute::<usize, LookupFn>(funcs[1] as usize),
+            core::mem::transmute::<usize, ModuleAddressFn>(funcs[2] as usize),
         )
     };
     let shim = Shim {
@@ -478,6 +503,7 @@ fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         tokens,
         module_lookup,
         stock_lookup,
+        module_address,
     };
 
     // 4. The index must answer exactly as the stock kallsyms: every
@@ -568,11 +594,44 @@ pub extern "C" fn kfs_rust_ready() -> bool {
     shim().is_some()
 }
 
-/// Module notifier: any module state change makes cached answers stale.
+/// Module notifier (under `kfs_mod_lock`): any module state change makes
+/// cached answers stale; a module coming or going loses its index.
 #[no_mangle]
-pub extern "C" fn kfs_rust_modules_changed(_event: u64) {
+pub extern "C" fn kfs_rust_modules_changed(event: u64, module: *const core::ffi::c_void) {
     CACHE.invalidate();
     MODULE_EVENTS.fetch_add(1, Ordering::Relaxed);
+    mod_index::module_changed(event, module as usize);
+}
+
+/// The build work item (under `kfs_mod_lock`).
+#[no_mangle]
+pub extern "C" fn kfs_rust_build_pending() {
+    if let Some(s) = shim() {
+        mod_index::build_pending(s.module_address);
+    }
+}
+
+/// The module path of `lookup_symbol_name()`: the module's index when it
+/// has one, else the stock `lookup_module_symbol_name()`.
+fn lookup_module_name(s: &Shim, addr: u64, out: &mut [u8; KSYM_NAME_LEN]) -> c_int {
+    let answer = mod_index::lookup(s.module_address, addr, s.sections.all_symbols, |v, hit| {
+        match hit {
+            Some(h) => {
+                mod_index::copy_name(v, &h, out);
+                0
+            }
+            // The module holds `addr` but has no symbol there: the stock
+            // answer is -ERANGE with an empty name.
+            None => errno(ERANGE),
+        }
+    });
+    match answer {
+        ModAnswer::Indexed(r) => r,
+        // SAFETY: `module_lookup` is `lookup_module_symbol_name` (verified
+        // at load), called with a KSYM_NAME_LEN-byte buffer, as the stock
+        // path does.
+        ModAnswer::Stock => unsafe { (s.module_lookup)(addr, out.as_mut_ptr()) },
+    }
 }
 
 /// The livepatch replacement of `lookup_symbol_name()`: same contract,
@@ -611,9 +670,7 @@ pub unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut u8) -> 
         }
         return 0;
     }
-    // SAFETY: `module_lookup` is `lookup_module_symbol_name` (verified at
-    // load), called with the caller's buffer, as the stock path does.
-    unsafe { (s.module_lookup)(addr, symname) }
+    lookup_module_name(s, addr, out)
 }
 
 /// The index path without the cache (for the bench).
@@ -647,88 +704,262 @@ fn cstr(buf: &[u8]) -> &[u8] {
     &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]
 }
 
-/// `ctl`: `bench <rounds>`. Times the stock `lookup_symbol_name()` (through
-/// its address: while the patch is enabled that call is redirected to the
-/// shim, so run it before `enable` for the stock number) against the shim,
-/// over the return addresses on every task's stack. Called under `kfs_lock`.
+/// Cycles per call of each variant in `variants` over `addrs`, `per`
+/// passes each: five trials, each timing the variants back to back, and
+/// the fastest trial of each variant counts (a TCG guest's host is noisy).
+fn best_of_five<const V: usize>(
+    addrs: &[u64],
+    per: u64,
+    variants: [&dyn Fn(u64, &mut [u8; KSYM_NAME_LEN]); V],
+) -> [u64; V] {
+    let mut buf = [0u8; KSYM_NAME_LEN];
+    let mut best = [u64::MAX; V];
+    for _ in 0..5 {
+        for (f, slot) in variants.iter().zip(best.iter_mut()) {
+            let c0 = cycles();
+            for _ in 0..per {
+                for &x in addrs {
+                    f(x, &mut buf);
+                }
+            }
+            *slot = (*slot).min(cycles() - c0);
+        }
+    }
+    let ops = (per * addrs.len() as u64).max(1);
+    for c in best.iter_mut() {
+        *c /= ops;
+    }
+    best
+}
+
+/// `x / y` as `"<int>.<2 digits>"` parts.
+fn ratio(x: u64, y: u64) -> (u64, u64) {
+    (x / y.max(1), (x * 100 / y.max(1)) % 100)
+}
+
+/// Up to this many return addresses per kind are timed.
+const BENCH_CORE_ADDRS: usize = 4096;
+const BENCH_MODULE_ADDRS: usize = 256;
+
+/// `ctl`: `bench <rounds>`. Times one lookup over the return addresses on
+/// every task's stack, core and module addresses apart:
+/// - core: the stock `lookup_symbol_name()` (through its address: while
+///   the patch is enabled that call is redirected to the shim, so run the
+///   bench before `enable` for the stock number), the index, and the
+///   index plus the wchan cache, `rounds` passes each;
+/// - module: the stock `lookup_module_symbol_name()` (never patched) and
+///   the module index, `rounds / 100` passes (the stock scan is slow).
+///
+/// Every address is first resolved both ways and the names compared.
+/// Called under `kfs_lock`.
 #[no_mangle]
 pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
     let Some(s) = shim() else {
         return errno(ENOENT);
     };
     let rounds = rounds.clamp(1, 100_000) as u64;
-    let Ok(mut addrs) = KvSlice::<u64>::zeroed(4096) else {
+    const MAX: usize = 65536;
+    let Ok(mut stacks) = KvSlice::<u64>::zeroed(MAX) else {
         return errno(ENOMEM);
     };
-    // SAFETY: `addrs` has 4096 slots.
-    let n = unsafe { kfs_collect_stack_addrs(addrs.as_mut_slice().as_mut_ptr(), 4096) };
-    let addrs = &addrs.as_slice()[..n.min(4096)];
-    if addrs.is_empty() {
+    // SAFETY: `stacks` has MAX slots.
+    let n = unsafe { kfs_collect_stack_addrs(stacks.as_mut_slice().as_mut_ptr(), MAX) };
+    let (Ok(mut core_buf), Ok(mut mod_buf)) = (
+        KvSlice::<u64>::zeroed(BENCH_CORE_ADDRS),
+        KvSlice::<u64>::zeroed(BENCH_MODULE_ADDRS),
+    ) else {
+        return errno(ENOMEM);
+    };
+    let (mut nc, mut nm) = (0usize, 0usize);
+    for &x in stacks.as_slice().get(..n).unwrap_or(&[]) {
+        if s.sections.is_ksym_addr(x) {
+            if let Some(slot) = core_buf.as_mut_slice().get_mut(nc) {
+                *slot = x;
+                nc += 1;
+            }
+        } else if nm < BENCH_MODULE_ADDRS {
+            // Only addresses of live modules, with their index built.
+            let indexed = |x| {
+                matches!(
+                    mod_index::lookup(s.module_address, x, s.sections.all_symbols, |_, _| ()),
+                    ModAnswer::Indexed(())
+                )
+            };
+            if !indexed(x) {
+                mod_index::build_now(x);
+            }
+            if indexed(x) {
+                mod_buf.as_mut_slice()[nm] = x;
+                nm += 1;
+            }
+        }
+    }
+    let core = core_buf.as_slice().get(..nc).unwrap_or(&[]);
+    let module = mod_buf.as_slice().get(..nm).unwrap_or(&[]);
+    if core.is_empty() {
         return errno(ENOENT);
     }
-    let mut a = [0u8; KSYM_NAME_LEN];
-    let mut b = [0u8; KSYM_NAME_LEN];
+    let stock = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
+        // SAFETY: KSYM_NAME_LEN-byte buffer, as the contract requires.
+        unsafe { (s.stock_lookup)(x, b.as_mut_ptr()) };
+    };
+    let index = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
+        lookup_nocache(s, x, b.as_mut_ptr());
+    };
+    let cached = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
+        // SAFETY: as above.
+        unsafe { kfs_lookup_symbol_name(x, b.as_mut_ptr()) };
+    };
+    let mod_stock = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
+        // SAFETY: as above; `module_lookup` is never patched.
+        unsafe { (s.module_lookup)(x, b.as_mut_ptr()) };
+    };
+    let mod_index = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
+        lookup_module_name(s, x, b);
+    };
     // Agreement first: same return code and name for every address.
     let mut mismatches = 0u64;
-    for &x in addrs {
-        // SAFETY: KSYM_NAME_LEN-byte buffers, as the contract requires.
+    let mut a = [0u8; KSYM_NAME_LEN];
+    let mut b = [0u8; KSYM_NAME_LEN];
+    for &x in core {
+        // SAFETY: KSYM_NAME_LEN-byte buffers.
         let ra = unsafe { (s.stock_lookup)(x, a.as_mut_ptr()) };
         let rb = lookup_nocache(s, x, b.as_mut_ptr());
         if ra != rb || (ra == 0 && cstr(&a) != cstr(&b)) {
             mismatches += 1;
         }
     }
-    // Five trials; each times the three variants back to back, and the
-    // fastest trial of each counts (the host of a TCG guest is noisy).
-    let per = (rounds / 5).max(1);
-    let ops = per * addrs.len() as u64;
-    let run = |variant: usize, buf: &mut [u8; KSYM_NAME_LEN]| -> u64 {
-        let c0 = cycles();
-        for _ in 0..per {
-            for &x in addrs {
-                match variant {
-                    // SAFETY: KSYM_NAME_LEN-byte buffer, as above.
-                    0 => unsafe { (s.stock_lookup)(x, buf.as_mut_ptr()) },
-                    1 => lookup_nocache(s, x, buf.as_mut_ptr()),
-                    // SAFETY: as above.
-                    _ => unsafe { kfs_lookup_symbol_name(x, buf.as_mut_ptr()) },
-                };
-            }
-        }
-        cycles() - c0
-    };
-    let (ns0, c0) = (now(), cycles());
-    let mut best = [u64::MAX; 3];
-    CACHE.invalidate();
-    for _ in 0..5 {
-        for (v, slot) in best.iter_mut().enumerate() {
-            *slot = (*slot).min(run(v, &mut a));
+    for &x in module {
+        // SAFETY: KSYM_NAME_LEN-byte buffers.
+        let ra = unsafe { (s.module_lookup)(x, a.as_mut_ptr()) };
+        let rb = lookup_module_name(s, x, &mut b);
+        if ra != rb || (ra == 0 && cstr(&a) != cstr(&b)) {
+            mismatches += 1;
         }
     }
-    let (ns3, c3) = (now(), cycles());
-    let (c1, c2) = (c0 + best[0], c0 + best[0] + best[1]);
-    let c3_best = c2 + best[2];
-    // Cycles per lookup, then ns with the cycles/ns ratio of the whole run.
-    let total_c = (c3 - c0).max(1);
-    let total_ns = ns3 - ns0;
-    let c3 = c3_best;
-    let to_ns = |c: u64| (c / ops) * total_ns / total_c;
-    let (stock_c, index_c, cached_c) = ((c1 - c0) / ops, (c2 - c1) / ops, (c3 - c2) / ops);
-    let (stock, index, cached) = (to_ns(c1 - c0), to_ns(c2 - c1), to_ns(c3 - c2));
-    let ratio = |x: u64, y: u64| (x / y.max(1), (x * 100 / y.max(1)) % 100);
+    let (ns0, c0) = (now(), cycles());
+    CACHE.invalidate();
+    let per = (rounds / 5).max(1);
+    let [stock_c, index_c, cached_c] = best_of_five(core, per, [&stock, &index, &cached]);
+    let mod_per = (rounds / 100).max(1);
+    let [mstock_c, mindex_c] = if module.is_empty() {
+        [0, 0]
+    } else {
+        best_of_five(module, mod_per, [&mod_stock, &mod_index])
+    };
+    let (ns1, c1) = (now(), cycles());
+    // ns with the cycles/ns ratio of the whole run (TCG has no
+    // calibrated TSC; ktime is coarse but the run is long).
+    let (total_ns, total_c) = (ns1 - ns0, (c1 - c0).max(1));
+    let to_ns = |c: u64| c * total_ns / total_c;
     let (ri, rif) = ratio(stock_c, index_c);
     let (rc, rcf) = ratio(stock_c, cached_c);
+    let (rm, rmf) = ratio(mstock_c, mindex_c);
     let st = status();
     st.bench.clear();
     let _ = write!(
         Text(&mut st.bench),
-        "bench: {} addresses x {per} rounds, best of 5 trials, {} ms in all: lookup_symbol_name {stock} ns ({stock_c} cyc), index {index} ns ({index_c} cyc, {ri}.{rif:02}x), index+cache {cached} ns ({cached_c} cyc, {rc}.{rcf:02}x); {mismatches} disagreements",
-        addrs.len(),
+        "bench: {nc} core addresses x {per} rounds: lookup_symbol_name {} ns ({stock_c} cyc), index {} ns ({index_c} cyc, {ri}.{rif:02}x), index+cache {} ns ({cached_c} cyc, {rc}.{rcf:02}x); ",
+        to_ns(stock_c),
+        to_ns(index_c),
+        to_ns(cached_c),
+    );
+    let _ = write!(
+        Text(&mut st.bench),
+        "{nm} module addresses x {mod_per} rounds: lookup_module_symbol_name {} ns ({mstock_c} cyc), module index {} ns ({mindex_c} cyc, {rm}.{rmf:02}x); best of 5 trials, {} ms in all, {mismatches} disagreements",
+        to_ns(mstock_c),
+        to_ns(mindex_c),
         total_ns / 1_000_000,
     );
     pr_info!("{}\n", core::str::from_utf8(&st.bench).unwrap_or(""));
     if mismatches > 0 {
-        pr_err!("bench: {mismatches} addresses resolved differently from lookup_symbol_name()\n");
+        pr_err!("bench: {mismatches} addresses resolved differently from the stock lookups\n");
+    }
+    0
+}
+
+/// The `%pS` text of `addr` from the shim's indexes: core, or a live
+/// module with an index. `None` when the index cannot answer.
+fn shim_sprint_any(s: &Shim, addr: u64, out: &mut SymbolBuf, name: &mut NameBuf) -> Option<()> {
+    if s.sections.is_ksym_addr(addr) {
+        shim_sprint(s, addr, out, name);
+        return Some(());
+    }
+    let answer = mod_index::lookup(s.module_address, addr, s.sections.all_symbols, |v, hit| {
+        match hit {
+            Some(h) => {
+                let mut buf = [0u8; KSYM_NAME_LEN];
+                let n = mod_index::copy_name(v, &h, &mut buf);
+                let f = Found {
+                    name: buf.get(..n).unwrap_or(&[]),
+                    size: h.size,
+                    offset: h.offset,
+                    module: Some(v.module_name()),
+                };
+                sprint_symbol(out, addr, Some(&f), true);
+            }
+            None => sprint_symbol(out, addr, None, true),
+        }
+    });
+    match answer {
+        ModAnswer::Indexed(()) => Some(()),
+        ModAnswer::Stock => None,
+    }
+}
+
+/// `check` write: whitespace-separated hex addresses. For each, the `%pS`
+/// text built from the shim's indexes (core, or a live module's index,
+/// built on demand) must equal the stock `sprint_symbol()`. Counts go to
+/// `status`. Called under `kfs_lock`.
+#[no_mangle]
+pub extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
+    let Some(s) = shim() else {
+        return errno(ENOENT);
+    };
+    // SAFETY: the glue passes a kernel buffer of `len` bytes it owns.
+    let text = unsafe { core::slice::from_raw_parts(text, len) };
+    let Ok(text) = core::str::from_utf8(text) else {
+        return errno(EINVAL);
+    };
+    let st = status();
+    let mut out = SymbolBuf::new();
+    let mut name = NameBuf::new();
+    let mut stock = [0u8; SPRINT_BUF];
+    for word in text.split_ascii_whitespace() {
+        let Ok(addr) = u64::from_str_radix(word.strip_prefix("0x").unwrap_or(word), 16) else {
+            return errno(EINVAL);
+        };
+        out.clear();
+        let mut served = shim_sprint_any(s, addr, &mut out, &mut name);
+        if served.is_none() {
+            mod_index::build_now(addr);
+            out.clear();
+            served = shim_sprint_any(s, addr, &mut out, &mut name);
+        }
+        st.check.total += 1;
+        if served.is_none() {
+            st.check.unserved += 1;
+            continue;
+        }
+        if !s.sections.is_ksym_addr(addr) {
+            st.check.module += 1;
+        }
+        let theirs = stock_sprint(addr, &mut stock);
+        if out.as_bytes() != theirs {
+            st.check.mismatches += 1;
+            if st.check.first.is_empty() {
+                let ours = core::str::from_utf8(out.as_bytes()).unwrap_or("<non-utf8>");
+                let theirs = core::str::from_utf8(theirs).unwrap_or("<non-utf8>");
+                let _ = write!(
+                    Text(&mut st.check.first),
+                    "{addr:#x}: shim \"{ours}\", sprint_symbol() \"{theirs}\""
+                );
+            }
+        }
+        if st.check.total % 64 == 0 {
+            // SAFETY: process context (a debugfs write).
+            unsafe { kfs_cond_resched() };
+        }
     }
     0
 }
@@ -736,10 +967,11 @@ pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
 /// `status` read. Called under `kfs_lock`.
 #[no_mangle]
 pub extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
-    let mut text: ArrayVec<u8, 2048> = ArrayVec::new();
+    // SAFETY: the glue passes a buffer of `len` bytes.
+    let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
     let st = status();
+    let mut w = SliceText { buf: out, len: 0 };
     {
-        let mut w = Text(&mut text);
         let _ = match shim() {
             Some(_) => writeln!(w, "state: ready"),
             None => writeln!(w, "state: no tables (stock lookup in charge)"),
@@ -753,12 +985,43 @@ pub extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
             CACHE.generation(),
             MODULE_EVENTS.load(Ordering::Relaxed)
         );
+        let (modules, entries) = mod_index::stats();
+        let _ = writeln!(
+            w,
+            "module indexes: {modules} modules, {entries} entries, {} built, {} not built",
+            mod_index::BUILT.load(Ordering::Relaxed),
+            mod_index::NOT_BUILT.load(Ordering::Relaxed)
+        );
+        let c = &st.check;
+        let _ = writeln!(
+            w,
+            "check: {} addresses, {} in modules, {} unserved, {} mismatches{}{}",
+            c.total,
+            c.module,
+            c.unserved,
+            c.mismatches,
+            if c.first.is_empty() { "" } else { "; first: " },
+            core::str::from_utf8(&c.first).unwrap_or("")
+        );
     }
-    let n = text.len().min(len);
-    // SAFETY: the glue passes a buffer of `len` bytes.
-    let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
-    out[..n].copy_from_slice(&text[..n]);
-    n
+    w.len
+}
+
+/// `fmt::Write` into a byte slice; what does not fit is dropped.
+struct SliceText<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl Write for SliceText<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.buf.len().saturating_sub(self.len).min(s.len());
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + room), s.as_bytes().get(..room)) {
+            dst.copy_from_slice(src);
+            self.len += room;
+        }
+        Ok(())
+    }
 }
 
 struct KallsymsFastShim;
@@ -781,6 +1044,7 @@ impl Drop for KallsymsFastShim {
         // writer or notifier can run, and the patch (which holds a module
         // reference) is gone, so nothing uses STATE any more.
         unsafe { kfs_glue_exit() };
+        mod_index::free_all();
         let p = STATE.swap(core::ptr::null_mut(), Ordering::AcqRel);
         if !p.is_null() {
             // SAFETY: `p` came from `KBox::into_raw` and is freed once.

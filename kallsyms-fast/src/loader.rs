@@ -17,8 +17,15 @@ pub const TABLE_SYMBOLS: [(&str, usize); 8] = [
     ("kallsyms_seqs_of_names", 3),
 ];
 
-/// Functions the module calls through verified addresses.
-pub const FUNCTION_SYMBOLS: [&str; 2] = ["lookup_module_symbol_name", "lookup_symbol_name"];
+/// Functions the module calls through verified addresses:
+/// `lookup_module_symbol_name()` (the stock module path),
+/// `lookup_symbol_name()` (the stock wchan lookup, for the bench) and
+/// `__module_address()` (which module holds an address; not exported).
+pub const FUNCTION_SYMBOLS: [&str; 3] = [
+    "lookup_module_symbol_name",
+    "lookup_symbol_name",
+    "__module_address",
+];
 
 /// The section bounds of [`Sections`](crate::Sections).
 pub const SECTION_SYMBOLS: [&str; 7] = [

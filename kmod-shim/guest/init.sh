@@ -165,6 +165,18 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	log "scale: $(ls -d /proc/[0-9]*/task/* | wc -l) threads"
 	insmod $KO || fail "scale: insmod"
 	kallsyms-bench shim load --no-enable || fail "scale: load"
+	insmod /lib/modules/ksym_truth.ko || fail "scale: insmod ksym_truth"
+	# %pS identity around every symbol, core and modules (builds the
+	# module indexes on the way).
+	if out=$(kallsyms-bench shim check 2>&1); then
+		log "$out"
+	else
+		fail "$out"
+	fi
+	echo "bench 200" > $D/ctl || fail "scale: bench"
+	log "scale $(grep bench: $D/status)"
+	log "$(grep 'module indexes' $D/status)"
+	kallsyms-bench shim wchan > $O/scale-stock1
 	log "scale stock wchans: $(histogram)"
 	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-stock || fail "scale: stock bench"
@@ -172,12 +184,17 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	echo enable > $D/ctl || fail "scale: enable"
 	wait_for enabled 1200 || fail "scale: transition did not finish"
 	log "scale shim wchans: $(histogram)"
+	kallsyms-bench shim wchan > $O/scale-shim1
 	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-shim || fail "scale: shim bench"
 	sed 's/^/shim /' $O/scale-shim | while read -r l; do log "scale $l"; done
+	kallsyms-bench shim wchan > $O/scale-shim2
+	log "$(grep 'module indexes' $D/status)"
 	unload
+	kallsyms-bench shim wchan > $O/scale-stock2
 	kill $sleepers
 	rmmod ksym_many || fail "rmmod ksym_many"
+	rmmod ksym_truth || fail "rmmod ksym_truth"
 fi
 
 dmesg > $O/dmesg.txt

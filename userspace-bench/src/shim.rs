@@ -6,6 +6,10 @@
 //!   (unless `--no-enable`) asks the module to enable its livepatch. The
 //!   module verifies everything against the stock `sprint_symbol()` first
 //!   and refuses anything that does not match.
+//! - `shim check`: writes addresses around every symbol in
+//!   `/proc/kallsyms` (core and modules) to `kallsyms_fast/check`, where the
+//!   module compares its `%pS` text for each with the stock
+//!   `sprint_symbol()`; prints the counts and fails on any mismatch.
 //! - `shim wchan`: prints `<tid> <wchan>` for every thread.
 //! - `shim wchan-bench`: reads every thread's `/proc/PID/task/TID/wchan`
 //!   repeatedly and reports the time per read.
@@ -52,6 +56,15 @@ enum ShimCmd {
         /// Load and verify only; do not enable the livepatch.
         #[arg(long)]
         no_enable: bool,
+    },
+    /// Compare the module's %pS text with sprint_symbol() around every symbol.
+    Check {
+        /// Where to read symbols from.
+        #[arg(long, default_value = "/proc/kallsyms")]
+        kallsyms: PathBuf,
+        /// The module's debugfs directory.
+        #[arg(long, default_value = "/sys/kernel/debug/kallsyms_fast")]
+        dir: PathBuf,
     },
     /// Print `<tid> <wchan>` for every thread.
     Wchan,
@@ -110,6 +123,42 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
                 "kallsyms-bench: shim loaded{}",
                 if *no_enable { "" } else { " and enabled" }
             );
+            Ok(())
+        }
+        ShimCmd::Check { kallsyms, dir } => {
+            let text =
+                fs::read_to_string(kallsyms).map_err(|e| format!("{}: {e}", kallsyms.display()))?;
+            let addrs = check_addresses(&text)?;
+            let check = dir.join("check");
+            let mut batch = String::new();
+            for a in &addrs {
+                batch.push_str(&format!("{a:x}\n"));
+                if batch.len() > 7000 {
+                    write_file(&check, batch.as_bytes())?;
+                    batch.clear();
+                }
+            }
+            if !batch.is_empty() {
+                write_file(&check, batch.as_bytes())?;
+            }
+            let status = dir.join("status");
+            let status =
+                fs::read_to_string(&status).map_err(|e| format!("{}: {e}", status.display()))?;
+            let line = status
+                .lines()
+                .find(|l| l.starts_with("check: "))
+                .ok_or("status has no check line")?;
+            println!("{line}");
+            let counts = parse_check_line(line)?;
+            if counts.total != addrs.len() as u64 || counts.unserved != 0 || counts.mismatches != 0 {
+                return Err(format!(
+                    "check: {} addresses sent, {} compared, {} unserved, {} mismatches",
+                    addrs.len(),
+                    counts.total,
+                    counts.unserved,
+                    counts.mismatches
+                ));
+            }
             Ok(())
         }
         ShimCmd::Wchan => {
@@ -280,6 +329,83 @@ fn write_file(path: &Path, data: &[u8]) -> Result<(), String> {
     })
 }
 
+/// The addresses `shim check` sends: for core symbols, each symbol's
+/// address + 1; for module symbols (sorted per module), in turn the first
+/// byte, the second byte and the last byte before the next symbol.
+pub fn check_addresses(kallsyms: &str) -> Result<Vec<u64>, String> {
+    let mut core = Vec::new();
+    let mut modules: std::collections::BTreeMap<&str, Vec<u64>> = Default::default();
+    let mut zeros = 0usize;
+    for (n, line) in kallsyms.lines().enumerate() {
+        let mut it = line.split_ascii_whitespace();
+        let (Some(addr), Some(_ty), Some(_name)) = (it.next(), it.next(), it.next()) else {
+            return Err(format!("/proc/kallsyms:{}: malformed line", n + 1));
+        };
+        let addr = u64::from_str_radix(addr, 16)
+            .map_err(|_| format!("/proc/kallsyms:{}: bad address", n + 1))?;
+        if addr == 0 {
+            // Per-CPU symbols can be 0 legitimately; all zero means hidden.
+            zeros += 1;
+            continue;
+        }
+        match it.next() {
+            Some(module) => modules.entry(module).or_default().push(addr),
+            None => core.push(addr.wrapping_add(1)),
+        }
+    }
+    if core.is_empty() && modules.is_empty() && zeros > 0 {
+        return Err("zero addresses in /proc/kallsyms: run as root (kptr_restrict)".into());
+    }
+    let mut out = core;
+    for (_, mut syms) in modules {
+        syms.sort_unstable();
+        syms.dedup();
+        for (i, &a) in syms.iter().enumerate() {
+            let next = syms.get(i + 1).copied();
+            out.push(match (i % 3, next) {
+                (1, _) => a + 1,
+                (2, Some(b)) if b > a + 1 => b - 1,
+                _ => a,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The counts of the status file's `check:` line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CheckCounts {
+    /// Addresses compared.
+    pub total: u64,
+    /// Of which in modules.
+    pub module: u64,
+    /// Addresses the indexes could not serve.
+    pub unserved: u64,
+    /// Texts that differed from `sprint_symbol()`.
+    pub mismatches: u64,
+}
+
+/// Parses `check: T addresses, M in modules, U unserved, X mismatches...`.
+pub fn parse_check_line(line: &str) -> Result<CheckCounts, String> {
+    let nums: Vec<u64> = line
+        .trim_start_matches("check: ")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .split(", ")
+        .filter_map(|f| f.split(' ').next()?.parse().ok())
+        .collect();
+    match nums[..] {
+        [total, module, unserved, mismatches] => Ok(CheckCounts {
+            total,
+            module,
+            unserved,
+            mismatches,
+        }),
+        _ => Err(format!("unexpected check line: {line}")),
+    }
+}
+
 /// The `load` text: `<name> <hex address>` per needed symbol, taking each
 /// name's first core-kernel line.
 pub fn load_text(kallsyms: &str) -> Result<String, String> {
@@ -335,6 +461,53 @@ fn threads() -> Result<Vec<(u32, PathBuf)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_addresses_cover_core_and_module_symbols() {
+        let text = "ffffffff81000000 T _stext\n\
+                    ffffffff81000010 T start_kernel\n\
+                    ffffffffc0000030 t b\t[m]\n\
+                    ffffffffc0000000 t a\t[m]\n\
+                    ffffffffc0000040 t c\t[m]\n\
+                    ffffffffc0000050 t d\t[m]\n";
+        let got = check_addresses(text).unwrap();
+        assert_eq!(
+            got,
+            [
+                0xffffffff81000001,
+                0xffffffff81000011,
+                0xffffffffc0000000, // a: first byte
+                0xffffffffc0000031, // b: second byte
+                0xffffffffc000004f, // c: last byte before d
+                0xffffffffc0000050, // d: first byte again
+            ]
+        );
+        let zero = "0000000000000000 A fixed_percpu_data\n";
+        let with_zero = format!("{zero}{text}");
+        assert_eq!(check_addresses(&with_zero).unwrap(), got);
+        let err = check_addresses(zero).unwrap_err();
+        assert!(err.contains("run as root"), "{err}");
+        let err = check_addresses("ffffffff81000000 T\n").unwrap_err();
+        assert!(err.contains("/proc/kallsyms:1"), "{err}");
+    }
+
+    #[test]
+    fn check_line_parses_and_rejects() {
+        let c = parse_check_line(
+            "check: 102473 addresses, 61000 in modules, 0 unserved, 2 mismatches; first: 0x1: shim \"a\"",
+        )
+        .unwrap();
+        assert_eq!(
+            c,
+            CheckCounts {
+                total: 102473,
+                module: 61000,
+                unserved: 0,
+                mismatches: 2
+            }
+        );
+        assert!(parse_check_line("check: garbage").is_err());
+    }
 
     #[test]
     fn load_text_takes_core_symbols_only() {

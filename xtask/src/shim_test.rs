@@ -376,6 +376,24 @@ pub fn run(opts: &Options) -> Result<u8> {
         }
         fails.extend(check_unpriv(&capture));
         if opts.scale > 0 {
+            let mut report = String::new();
+            let (same, moved, bad, unstable) = compare_dumps(
+                &capture,
+                &["scale-stock1", "scale-stock2"],
+                &["scale-shim1", "scale-shim2"],
+                &mut report,
+            );
+            eprint!("{report}");
+            eprintln!(
+                "shim-test: scale wchan (core and module sleepers): {same} (task, shim dump) \
+                 answers identical to stock; {moved} moved in one shim dump, {bad} differ in \
+                 all; {unstable} skipped"
+            );
+            if bad > 0 || same < opts.scale as usize {
+                fails.push(format!(
+                    "scale: {bad} tasks with a different wchan under the shim, {same} identical"
+                ));
+            }
             fails.extend(report_scale(&capture, opts.scale));
         }
     } else {

@@ -13,7 +13,9 @@ use crate::tables::{KallsymsTables, Sections, KSYM_NAME_LEN};
 
 pub use addr_index::{build_addr_index, AddrIndex, AddrIndexLayout};
 pub use expand::TokenSlots;
-pub use module_index::{build_module_index, find_in_index, ModEntry};
+pub use module_index::{
+    build_module_index, collect_module_candidates, find_in_index, sort_module_index, ModEntry,
+};
 pub use name_index::{build_name_index, NameIndex, NameIndexLayout};
 
 /// The core-kernel fast path: tables, bounds and the indexes over them.

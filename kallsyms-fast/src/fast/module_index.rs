@@ -33,6 +33,19 @@ pub fn build_module_index<S: ModuleSymtab + ?Sized>(
     symtab: &S,
     out: &mut [ModEntry],
 ) -> Option<usize> {
+    let n = collect_module_candidates(symtab, out)?;
+    Some(sort_module_index(out.get_mut(..n)?))
+}
+
+/// The first half of [`build_module_index`]: copies the candidates of
+/// `symtab`, in symtab order, into `out` and returns how many there are.
+///
+/// Split out for the kernel, which must read a live symtab inside an RCU
+/// read-side section but need not sort inside one.
+pub fn collect_module_candidates<S: ModuleSymtab + ?Sized>(
+    symtab: &S,
+    out: &mut [ModEntry],
+) -> Option<usize> {
     let mut n = 0usize;
     for i in 1..symtab.num_symtab() {
         if !symbol_is_candidate(symtab, i) {
@@ -45,17 +58,22 @@ pub fn build_module_index<S: ModuleSymtab + ?Sized>(
         };
         n += 1;
     }
-    let used = out.get_mut(..n)?;
-    used.sort_unstable();
-    // Keep the first (lowest index) entry of each value.
+    Some(n)
+}
+
+/// The second half of [`build_module_index`]: sorts the collected entries
+/// and keeps the first (lowest index) entry of each value, in place.
+/// Returns how many entries remain.
+pub fn sort_module_index(entries: &mut [ModEntry]) -> usize {
+    entries.sort_unstable();
     let mut w = 0usize;
-    for r in 0..n {
-        if w == 0 || used[w - 1].value != used[r].value {
-            used[w] = used[r];
+    for r in 0..entries.len() {
+        if w == 0 || entries[w - 1].value != entries[r].value {
+            entries[w] = entries[r];
             w += 1;
         }
     }
-    Some(w)
+    w
 }
 
 /// Same answer as `module::find_kallsyms_symbol()`, from the sorted entries.

@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-module address indexes: `find_kallsyms_symbol()`'s linear scan of a
+//! module's whole symtab, replaced by a binary search over the sorted
+//! candidates (`kallsyms_fast::fast::module_index`).
+//!
+//! # Lifetime rules
+//!
+//! - An index is keyed by the module (`struct module *`) and the symtab
+//!   version it was built from (`mod->kallsyms`: a module's symtab switches
+//!   from the full one to `core_kallsyms` once its init is done). A lookup
+//!   uses an index only inside one preempt-disabled section in which it
+//!   reads the module's current `kallsyms` and finds it equal to the key,
+//!   so the symtab and names it reads are the ones the index was built from,
+//!   and they cannot be freed before the section ends (`free_module()` waits
+//!   for a grace period).
+//! - Only `MODULE_STATE_LIVE` modules are indexed or served. A live module
+//!   always passes through the `MODULE_STATE_GOING` notifier before it is
+//!   freed, and that notifier drops its index, so no index outlives its
+//!   module and a new module at the same address never meets an old index.
+//!   (A module whose load fails before it goes live can be freed without a
+//!   GOING event; it was never indexed.)
+//! - Indexes are built lazily: a lookup that finds no index records the
+//!   address and queues a work item, and answers through the stock path.
+//!   The builder and the notifier run under one mutex (`kfs_mod_lock`), so
+//!   a module being built cannot finish unloading meanwhile.
+//! - A dropped or replaced index is freed after `synchronize_rcu()`.
+//!
+//! Module answers are not put in the wchan cache: the switch to
+//! `core_kallsyms` changes a module's symtab with no notifier event after
+//! it, so a cached module name could go stale unseen.
+
+use core::ffi::c_void;
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+use kallsyms_fast::fast::{collect_module_candidates, find_in_index, sort_module_index, ModEntry};
+use kallsyms_fast::module::{MemRegion, ModuleHit, ModuleLayout, ModuleSymtab, MOD_MEM_NUM_TYPES};
+use kallsyms_fast::KSYM_NAME_LEN;
+
+use crate::{KvSlice, Zeroed};
+
+/// `__module_address()`: the module containing an address, or NULL.
+pub(crate) type ModuleAddressFn = unsafe extern "C" fn(u64) -> *mut c_void;
+
+extern "C" {
+    fn kfs_preempt_disable();
+    fn kfs_preempt_enable();
+    fn kfs_synchronize_rcu();
+    fn kfs_module_view(find: ModuleAddressFn, addr: u64, v: *mut ModView) -> bool;
+    fn kfs_request_build();
+    fn kfs_flush_builds();
+}
+
+// SAFETY: `ModEntry` is two `u64`s; all-zero is a valid value.
+unsafe impl Zeroed for ModEntry {}
+
+/// `struct kfs_mod_view` (shim_glue.h).
+#[repr(C)]
+pub(crate) struct ModView {
+    module: *const c_void,
+    kallsyms: *const c_void,
+    symtab: *const ElfSym,
+    strtab: *const u8,
+    name: *const u8,
+    num_symtab: u64,
+    live: u64,
+    mem: [[u64; 2]; MOD_MEM_NUM_TYPES],
+}
+
+/// `Elf64_Sym` (the C side checks its size).
+#[repr(C)]
+struct ElfSym {
+    st_name: u32,
+    st_info: u8,
+    st_other: u8,
+    st_shndx: u16,
+    st_value: u64,
+    st_size: u64,
+}
+
+/// Preemption disabled: an RCU read-side section that also satisfies
+/// `__module_address()`'s assertion.
+struct NoPreempt;
+
+impl NoPreempt {
+    fn new() -> Self {
+        // SAFETY: paired with the enable in `drop`.
+        unsafe { kfs_preempt_disable() };
+        NoPreempt
+    }
+}
+
+impl Drop for NoPreempt {
+    fn drop(&mut self) {
+        // SAFETY: paired with the disable in `new`.
+        unsafe { kfs_preempt_enable() };
+    }
+}
+
+impl ModView {
+    /// The module holding `addr`, read while `_guard` keeps it alive.
+    fn read(find: ModuleAddressFn, addr: u64, _guard: &NoPreempt) -> Option<Self> {
+        let mut v = ModView {
+            module: core::ptr::null(),
+            kallsyms: core::ptr::null(),
+            symtab: core::ptr::null(),
+            strtab: core::ptr::null(),
+            name: core::ptr::null(),
+            num_symtab: 0,
+            live: 0,
+            mem: [[0; 2]; MOD_MEM_NUM_TYPES],
+        };
+        // SAFETY: preemption is disabled (`_guard`); `find` is the verified
+        // `__module_address`; `v` is a valid out-parameter.
+        let found = unsafe { kfs_module_view(find, addr, &mut v) };
+        (found && !v.symtab.is_null() && !v.strtab.is_null()).then_some(v)
+    }
+
+    fn layout(&self) -> ModuleLayout {
+        let mut l = [MemRegion::default(); MOD_MEM_NUM_TYPES];
+        for (r, m) in l.iter_mut().zip(self.mem.iter()) {
+            *r = MemRegion { base: m[0], size: m[1] };
+        }
+        l
+    }
+
+    fn sym(&self, i: usize) -> Option<&ElfSym> {
+        if i as u64 >= self.num_symtab {
+            return None;
+        }
+        // SAFETY: `symtab` holds `num_symtab` entries, alive while the
+        // view's preempt-disabled section lasts (the view never escapes it:
+        // every `ModView` lives inside a `NoPreempt` scope).
+        Some(unsafe { &*self.symtab.add(i) })
+    }
+
+    /// Name of symtab entry `i`: at most `KSYM_NAME_LEN - 1` bytes, as
+    /// `strscpy(symname, sym, KSYM_NAME_LEN)` keeps.
+    fn sym_name(&self, i: usize) -> &[u8] {
+        let Some(sym) = self.sym(i) else {
+            return &[];
+        };
+        // SAFETY: `st_name` is an offset into the NUL-terminated strings of
+        // `strtab` (the module loader's invariant for every kept symbol).
+        unsafe { c_str(self.strtab.add(sym.st_name as usize), KSYM_NAME_LEN - 1) }
+    }
+
+    /// `mod->name`.
+    pub(crate) fn module_name(&self) -> &[u8] {
+        // SAFETY: `mod->name` is a NUL-terminated array of MODULE_NAME_LEN
+        // (56) bytes inside the live module.
+        unsafe { c_str(self.name, 56) }
+    }
+}
+
+/// The bytes of the C string at `p`, at most `max`.
+///
+/// # Safety
+///
+/// `p` must point at a NUL-terminated string, or at `max` readable bytes.
+unsafe fn c_str<'a>(p: *const u8, max: usize) -> &'a [u8] {
+    let mut n = 0;
+    // SAFETY: the caller's contract: bytes up to the NUL or `max` are
+    // readable.
+    while n < max && unsafe { *p.add(n) } != 0 {
+        n += 1;
+    }
+    // SAFETY: as above, `n` bytes were just read.
+    unsafe { core::slice::from_raw_parts(p, n) }
+}
+
+impl ModuleSymtab for ModView {
+    fn num_symtab(&self) -> usize {
+        self.num_symtab as usize
+    }
+
+    fn value(&self, i: usize) -> u64 {
+        self.sym(i).map_or(0, |s| s.st_value)
+    }
+
+    fn is_undef(&self, i: usize) -> bool {
+        // SHN_UNDEF; an entry out of range is never a candidate.
+        self.sym(i).map_or(true, |s| s.st_shndx == 0)
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        self.sym_name(i)
+    }
+}
+
+/// One module's index.
+struct ModIndex {
+    module: usize,
+    kallsyms: usize,
+    num_symtab: u64,
+    len: usize,
+    entries: KvSlice<ModEntry>,
+}
+
+impl ModIndex {
+    fn entries(&self) -> &[ModEntry] {
+        self.entries.as_slice().get(..self.len).unwrap_or(&[])
+    }
+}
+
+/// How many modules can be indexed at once; more are served by the stock
+/// path.
+const SLOTS: usize = 64;
+
+/// Module identity (`struct module *`) per slot, 0 when free: what a lookup
+/// scans (512 bytes) before touching an index.
+static KEYS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+/// The index per slot.
+static INDEXES: [AtomicPtr<ModIndex>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
+/// Addresses whose module wants an index (0: free).
+static PENDING: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+/// Indexes built so far, and modules refused for want of a slot or memory.
+pub(crate) static BUILT: AtomicU64 = AtomicU64::new(0);
+pub(crate) static NOT_BUILT: AtomicU64 = AtomicU64::new(0);
+
+fn index_of<'g>(module: usize, _guard: &'g NoPreempt) -> Option<&'g ModIndex> {
+    let slot = KEYS.iter().position(|k| k.load(Ordering::Acquire) == module)?;
+    let p = INDEXES.get(slot)?.load(Ordering::Acquire);
+    // SAFETY: a published index is freed only after it is unpublished and a
+    // grace period has passed; `_guard` holds one open.
+    let ix = unsafe { p.as_ref() }?;
+    (ix.module == module).then_some(ix)
+}
+
+/// What the index says about a module address.
+pub(crate) enum ModAnswer<R> {
+    /// The address is in a live, indexed module: `f`'s result.
+    Indexed(R),
+    /// The index cannot answer (no module, not live, not built yet): ask
+    /// the stock path.
+    Stock,
+}
+
+/// Looks `addr` up in its module's index and hands the view and the hit
+/// (`None`: the module has no symbol there) to `f`, inside the
+/// preempt-disabled section. Queues a build when the index is missing or
+/// stale. `all_symbols` is `CONFIG_KALLSYMS_ALL`.
+pub(crate) fn lookup<R>(
+    find: ModuleAddressFn,
+    addr: u64,
+    all_symbols: bool,
+    f: impl FnOnce(&ModView, Option<ModuleHit>) -> R,
+) -> ModAnswer<R> {
+    let guard = NoPreempt::new();
+    let Some(v) = ModView::read(find, addr, &guard) else {
+        return ModAnswer::Stock;
+    };
+    if v.live == 0 {
+        return ModAnswer::Stock;
+    }
+    let ix = index_of(v.module as usize, &guard);
+    let Some(ix) = ix.filter(|ix| ix.kallsyms == v.kallsyms as usize && ix.num_symtab == v.num_symtab)
+    else {
+        drop(guard);
+        request(addr);
+        return ModAnswer::Stock;
+    };
+    let hit = find_in_index(ix.entries(), &v.layout(), addr, all_symbols);
+    // Built from this symtab, so in range; checked anyway.
+    let hit = hit.filter(|h| (h.index as u64) < v.num_symtab);
+    ModAnswer::Indexed(f(&v, hit))
+}
+
+/// Copies the name of `hit` into `out` as `strscpy(out, name,
+/// KSYM_NAME_LEN)` does; returns its length.
+pub(crate) fn copy_name(v: &ModView, hit: &ModuleHit, out: &mut [u8; KSYM_NAME_LEN]) -> usize {
+    let name = v.sym_name(hit.index);
+    let n = name.len().min(KSYM_NAME_LEN - 1);
+    out[..n].copy_from_slice(&name[..n]);
+    out[n] = 0;
+    n
+}
+
+fn request(addr: u64) {
+    // A full queue drops the request; the next miss asks again.
+    let _ = PENDING
+        .iter()
+        .any(|p| p.compare_exchange(0, addr, Ordering::AcqRel, Ordering::Relaxed).is_ok());
+    // SAFETY: schedule_work() from any context but NMI (the C side checks).
+    unsafe { kfs_request_build() };
+}
+
+/// Requests an index for the module holding `addr` and waits for the
+/// builder. Process context only, without `kfs_mod_lock`.
+pub(crate) fn build_now(addr: u64) {
+    request(addr);
+    // SAFETY: process context; the builder does not take `kfs_lock`.
+    unsafe { kfs_flush_builds() };
+}
+
+/// The work item: builds the pending indexes. Called under `kfs_mod_lock`.
+pub(crate) fn build_pending(find: ModuleAddressFn) {
+    for p in PENDING.iter() {
+        let addr = p.swap(0, Ordering::AcqRel);
+        if addr != 0 {
+            build(find, addr);
+        }
+    }
+}
+
+fn build(find: ModuleAddressFn, addr: u64) {
+    // 1. Which module and symtab version, and how big.
+    let (module, kallsyms, num) = {
+        let guard = NoPreempt::new();
+        let Some(v) = ModView::read(find, addr, &guard) else {
+            return;
+        };
+        if v.live == 0 {
+            return;
+        }
+        if let Some(ix) = index_of(v.module as usize, &guard) {
+            if ix.kallsyms == v.kallsyms as usize && ix.num_symtab == v.num_symtab {
+                return;
+            }
+        }
+        (v.module as usize, v.kallsyms as usize, v.num_symtab)
+    };
+    let Ok(mut entries) = KvSlice::<ModEntry>::zeroed(num.saturating_sub(1) as usize) else {
+        NOT_BUILT.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    // 2. Copy the candidates from the same symtab. The module cannot have
+    // been freed since step 1: its GOING notifier waits for `kfs_mod_lock`,
+    // which the caller holds.
+    let count = {
+        let guard = NoPreempt::new();
+        let Some(v) = ModView::read(find, addr, &guard) else {
+            return;
+        };
+        if v.live == 0
+            || v.module as usize != module
+            || v.kallsyms as usize != kallsyms
+            || v.num_symtab != num
+        {
+            return;
+        }
+        collect_module_candidates(&v, entries.as_mut_slice())
+    };
+    let Some(count) = count else {
+        return;
+    };
+    // 3. Sort outside the section: the entries are ours.
+    let Some(used) = entries.as_mut_slice().get_mut(..count) else {
+        return;
+    };
+    let len = sort_module_index(used);
+    let ix = ModIndex {
+        module,
+        kallsyms,
+        num_symtab: num,
+        len,
+        entries,
+    };
+    let Ok(ix) = KBox::new(ix, GFP_KERNEL) else {
+        NOT_BUILT.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    publish(KBox::into_raw(ix));
+}
+
+use kernel::prelude::{KBox, GFP_KERNEL};
+
+/// Publishes `ix`, replacing the module's older index if any. Under
+/// `kfs_mod_lock`.
+fn publish(ix: *mut ModIndex) {
+    // SAFETY: `ix` is ours until published.
+    let module = unsafe { (*ix).module };
+    let slot = KEYS
+        .iter()
+        .position(|k| k.load(Ordering::Relaxed) == module)
+        .or_else(|| KEYS.iter().position(|k| k.load(Ordering::Relaxed) == 0));
+    let Some(slot) = slot else {
+        NOT_BUILT.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: never published.
+        drop(unsafe { KBox::from_raw(ix) });
+        return;
+    };
+    // Index first, then key: a reader that sees the key sees an index
+    // (and checks its module field anyway).
+    let old = INDEXES[slot].swap(ix, Ordering::AcqRel);
+    KEYS[slot].store(module, Ordering::Release);
+    BUILT.fetch_add(1, Ordering::Relaxed);
+    free_after_grace_period(old);
+}
+
+fn free_after_grace_period(old: *mut ModIndex) {
+    if old.is_null() {
+        return;
+    }
+    // SAFETY: process context; waits for every reader that may hold `old`.
+    unsafe { kfs_synchronize_rcu() };
+    // SAFETY: `old` came from `KBox::into_raw`, is unpublished, and no
+    // reader is left.
+    drop(unsafe { KBox::from_raw(old) });
+}
+
+/// Module notifier (under `kfs_mod_lock`): a module coming or going loses
+/// its index.
+pub(crate) fn module_changed(event: u64, module: usize) {
+    // MODULE_STATE_COMING (1), MODULE_STATE_GOING (2).
+    if event != 1 && event != 2 {
+        return;
+    }
+    drop_module(module);
+}
+
+fn drop_module(module: usize) {
+    let Some(slot) = KEYS.iter().position(|k| k.load(Ordering::Relaxed) == module) else {
+        return;
+    };
+    KEYS[slot].store(0, Ordering::Release);
+    let old = INDEXES[slot].swap(null_mut(), Ordering::AcqRel);
+    free_after_grace_period(old);
+}
+
+/// Frees every index. Module exit only, when no lookup can run.
+pub(crate) fn free_all() {
+    for (k, p) in KEYS.iter().zip(INDEXES.iter()) {
+        k.store(0, Ordering::Relaxed);
+        let old = p.swap(null_mut(), Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: from `KBox::into_raw`; nothing can read it any more.
+            drop(unsafe { KBox::from_raw(old) });
+        }
+    }
+}
+
+/// Number of modules indexed and their total entries.
+pub(crate) fn stats() -> (usize, usize) {
+    let guard = NoPreempt::new();
+    let mut modules = 0;
+    let mut entries = 0;
+    for k in KEYS.iter() {
+        let m = k.load(Ordering::Acquire);
+        if m != 0 {
+            if let Some(ix) = index_of(m, &guard) {
+                modules += 1;
+                entries += ix.len;
+            }
+        }
+    }
+    (modules, entries)
+}
