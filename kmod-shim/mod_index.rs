@@ -232,7 +232,9 @@ fn index_of<'g>(module: usize, _guard: &'g NoPreempt) -> Option<&'g ModIndex> {
 pub(crate) enum ModAnswer<R> {
     /// The address is in a live, indexed module: `f`'s result.
     Indexed(R),
-    /// The index cannot answer (no module, not live, not built yet): ask
+    /// No module holds the address (as `__module_address()` sees it).
+    NotModule,
+    /// The index cannot answer (module not live, index not built yet): ask
     /// the stock path.
     Stock,
 }
@@ -249,7 +251,7 @@ pub(crate) fn lookup<R>(
 ) -> ModAnswer<R> {
     let guard = NoPreempt::new();
     let Some(v) = ModView::read(find, addr, &guard) else {
-        return ModAnswer::Stock;
+        return ModAnswer::NotModule;
     };
     if v.live == 0 {
         return ModAnswer::Stock;

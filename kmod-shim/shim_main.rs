@@ -88,6 +88,7 @@ struct StatusInner {
 struct CheckCounts {
     total: u64,
     module: u64,
+    outside: u64,
     unserved: u64,
     mismatches: u64,
     first: ArrayVec<u8, 512>,
@@ -103,6 +104,7 @@ static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
     check: CheckCounts {
         total: 0,
         module: 0,
+        outside: 0,
         unserved: 0,
         mismatches: 0,
         first: ArrayVec::new_const(),
@@ -627,10 +629,15 @@ fn lookup_module_name(s: &Shim, addr: u64, out: &mut [u8; KSYM_NAME_LEN]) -> c_i
     });
     match answer {
         ModAnswer::Indexed(r) => r,
+        // Not in a module per the module tree: the stock list walk still
+        // decides (it also sees a module's init region in the instant
+        // between its removal from the tree and its zeroing).
         // SAFETY: `module_lookup` is `lookup_module_symbol_name` (verified
         // at load), called with a KSYM_NAME_LEN-byte buffer, as the stock
         // path does.
-        ModAnswer::Stock => unsafe { (s.module_lookup)(addr, out.as_mut_ptr()) },
+        ModAnswer::NotModule | ModAnswer::Stock => unsafe {
+            (s.module_lookup)(addr, out.as_mut_ptr())
+        },
     }
 }
 
@@ -878,12 +885,21 @@ pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
     0
 }
 
+/// Where [`shim_sprint_any`] found an address.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Served {
+    Core,
+    Module,
+    /// Neither core nor any module: the plain `0x...` form.
+    Outside,
+}
+
 /// The `%pS` text of `addr` from the shim's indexes: core, or a live
 /// module with an index. `None` when the index cannot answer.
-fn shim_sprint_any(s: &Shim, addr: u64, out: &mut SymbolBuf, name: &mut NameBuf) -> Option<()> {
+fn shim_sprint_any(s: &Shim, addr: u64, out: &mut SymbolBuf, name: &mut NameBuf) -> Option<Served> {
     if s.sections.is_ksym_addr(addr) {
         shim_sprint(s, addr, out, name);
-        return Some(());
+        return Some(Served::Core);
     }
     let answer = mod_index::lookup(s.module_address, addr, s.sections.all_symbols, |v, hit| {
         match hit {
@@ -902,7 +918,11 @@ fn shim_sprint_any(s: &Shim, addr: u64, out: &mut SymbolBuf, name: &mut NameBuf)
         }
     });
     match answer {
-        ModAnswer::Indexed(()) => Some(()),
+        ModAnswer::Indexed(()) => Some(Served::Module),
+        ModAnswer::NotModule => {
+            sprint_symbol(out, addr, None, true);
+            Some(Served::Outside)
+        }
         ModAnswer::Stock => None,
     }
 }
@@ -937,12 +957,14 @@ pub extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
             served = shim_sprint_any(s, addr, &mut out, &mut name);
         }
         st.check.total += 1;
-        if served.is_none() {
-            st.check.unserved += 1;
-            continue;
-        }
-        if !s.sections.is_ksym_addr(addr) {
-            st.check.module += 1;
+        match served {
+            None => {
+                st.check.unserved += 1;
+                continue;
+            }
+            Some(Served::Module) => st.check.module += 1,
+            Some(Served::Outside) => st.check.outside += 1,
+            Some(Served::Core) => {}
         }
         let theirs = stock_sprint(addr, &mut stock);
         if out.as_bytes() != theirs {
@@ -995,11 +1017,12 @@ pub extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
         let c = &st.check;
         let _ = writeln!(
             w,
-            "check: {} addresses, {} in modules, {} unserved, {} mismatches{}{}",
+            "check: {} addresses, {} in modules, {} unserved, {} mismatches, {} outside core and modules{}{}",
             c.total,
             c.module,
             c.unserved,
             c.mismatches,
+            c.outside,
             if c.first.is_empty() { "" } else { "; first: " },
             core::str::from_utf8(&c.first).unwrap_or("")
         );

@@ -122,8 +122,6 @@ if kallsyms-bench shim load --no-enable; then
 	kallsyms-bench shim wchan > $O/shim3
 	unpriv unpriv-shim1
 	unpriv unpriv-shim2
-	echo "bench 1000" > $D/ctl || fail "bench (patched)"
-	log "after enable: $(grep bench: $D/status)"
 	log "shim $(kallsyms-bench shim wchan-bench --seconds 8)"
 	log "$(grep generation $D/status)"
 	unload
@@ -135,7 +133,31 @@ else
 	unload
 fi
 
-# 3. Load/unload cycles while every wchan is read in a loop.
+# 3. Load/unload cycles while every wchan is read in a loop. In each, the
+# 60k-symbol ksym_many (4 kthreads sleeping in it) is loaded and unloaded
+# under the shim: its wchans must be stock's (module index built, used,
+# dropped on unload), and ksym_truth comes and goes too.
+MANY=/lib/modules/ksym_many.ko
+many_wchans() {
+	for d in /proc/[0-9]*; do
+		c=$(cat $d/comm 2>/dev/null)
+		case "$c" in ksym_many/*) echo "$c $(cat $d/wchan 2>/dev/null)" ;; esac
+	done | sort
+}
+many_asleep() { many_wchans | awk '$2 != "" && $2 != "0"' | wc -l; }
+many_up() {
+	insmod $MANY nr_threads=4 || return 1
+	wait_for '[ $(many_asleep) -eq 4 ]' 100 && return 0
+	rmmod ksym_many
+	return 1
+}
+if many_up; then
+	many_wchans > /tmp/many-stock
+	log "ksym_many stock wchans: $(tr '\n' ' ' < /tmp/many-stock)"
+	rmmod ksym_many || fail "rmmod ksym_many (stock)"
+else
+	fail "ksym_many threads did not start"
+fi
 sh -c 'while :; do cat /proc/*/task/*/wchan > /dev/null 2>&1; done' &
 reader=$!
 ok=0
@@ -145,8 +167,21 @@ while [ $c -lt "$CYCLES" ]; do
 	insmod $KO || { fail "cycle $c: insmod"; break; }
 	kallsyms-bench shim load 2>/dev/null || { fail "cycle $c: load"; break; }
 	wait_for enabled 600 || { fail "cycle $c: transition"; break; }
-	[ -e /lib/modules/ksym_truth.ko ] && insmod /lib/modules/ksym_truth.ko &&
-		rmmod ksym_truth
+	if many_up; then
+		# First read may be stock (the index is built on a miss); the
+		# later ones are the index's.
+		for i in 1 2 3; do
+			many_wchans > /tmp/many-shim
+			cmp -s /tmp/many-stock /tmp/many-shim ||
+				fail "cycle $c: ksym_many wchans $(tr '\n' ' ' < /tmp/many-shim)"
+			sleep 0.2
+		done
+		rmmod ksym_many || fail "cycle $c: rmmod ksym_many"
+	else
+		fail "cycle $c: ksym_many did not come up"
+	fi
+	insmod /lib/modules/ksym_truth.ko && rmmod ksym_truth
+	[ $c -eq 1 ] && log "cycle 1: $(grep 'module indexes' $D/status)"
 	unload || break
 	ok=$c
 done

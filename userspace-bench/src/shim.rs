@@ -385,7 +385,8 @@ pub struct CheckCounts {
     pub mismatches: u64,
 }
 
-/// Parses `check: T addresses, M in modules, U unserved, X mismatches...`.
+/// Parses `check: T addresses, M in modules, U unserved, X mismatches, ...`
+/// (the first four counts).
 pub fn parse_check_line(line: &str) -> Result<CheckCounts, String> {
     let nums: Vec<u64> = line
         .trim_start_matches("check: ")
@@ -396,7 +397,7 @@ pub fn parse_check_line(line: &str) -> Result<CheckCounts, String> {
         .filter_map(|f| f.split(' ').next()?.parse().ok())
         .collect();
     match nums[..] {
-        [total, module, unserved, mismatches] => Ok(CheckCounts {
+        [total, module, unserved, mismatches, ..] => Ok(CheckCounts {
             total,
             module,
             unserved,
@@ -494,7 +495,7 @@ mod tests {
     #[test]
     fn check_line_parses_and_rejects() {
         let c = parse_check_line(
-            "check: 102473 addresses, 61000 in modules, 0 unserved, 2 mismatches; first: 0x1: shim \"a\"",
+            "check: 102473 addresses, 61000 in modules, 0 unserved, 2 mismatches, 5 outside core and modules; first: 0x1: shim \"a\"",
         )
         .unwrap();
         assert_eq!(
