@@ -159,7 +159,7 @@ impl ModView {
 /// # Safety
 ///
 /// `p` must point at a NUL-terminated string, or at `max` readable bytes.
-unsafe fn c_str<'a>(p: *const u8, max: usize) -> &'a [u8] {
+pub(crate) unsafe fn c_str<'a>(p: *const u8, max: usize) -> &'a [u8] {
     let mut n = 0;
     // SAFETY: the caller's contract: bytes up to the NUL or `max` are
     // readable.

@@ -3,7 +3,8 @@
  * C glue of kallsyms_fast_shim: the parts Rust-for-Linux 6.12 has no
  * abstraction for. The logic (parsing, verification, indexes, the lookup
  * itself) is in shim_main.rs; this file only holds
- *  - the livepatch structures replacing lookup_symbol_name(),
+ *  - the livepatch structures replacing lookup_symbol_name() and the
+ *    sprint_symbol() family (%pS, %ps, %pB),
  *  - the debugfs files (kallsyms_fast/{load,ctl,check,status}),
  *  - the module notifier and the work item building module indexes,
  *  - kfs_module_view(): the fields of struct module a lookup reads,
@@ -43,11 +44,60 @@ static DEFINE_MUTEX(kfs_mod_lock);
 static struct dentry *kfs_dir;
 static bool kfs_patch_used;
 
+static int kfs_new_sprint_symbol(char *buffer, unsigned long address)
+{
+	return kfs_rust_sprint(buffer, KSYM_SYMBOL_LEN, address, 0, true);
+}
+
+static int kfs_new_sprint_symbol_no_offset(char *buffer, unsigned long address)
+{
+	return kfs_rust_sprint(buffer, KSYM_SYMBOL_LEN, address, 0, false);
+}
+
+static int kfs_new_sprint_backtrace(char *buffer, unsigned long address)
+{
+	return kfs_rust_sprint(buffer, KSYM_SYMBOL_LEN, address, -1, true);
+}
+
+/* The replacements have the prototypes of what they replace. */
+static_assert(__same_type(&kfs_new_sprint_symbol, &sprint_symbol));
+static_assert(__same_type(&kfs_new_sprint_symbol_no_offset,
+			  &sprint_symbol_no_offset));
+static_assert(__same_type(&kfs_new_sprint_backtrace, &sprint_backtrace));
+static_assert(__same_type(&kfs_lookup_symbol_name, &lookup_symbol_name));
+/* shim_main.rs calls kallsyms_lookup() through a pointer of this type. */
+static_assert(__same_type(&kallsyms_lookup,
+			  const char *(*)(unsigned long, unsigned long *,
+					  unsigned long *, char **, char *)));
+
 static struct klp_func kfs_funcs[] = {
 	{
 		.old_name = "lookup_symbol_name",
 		.new_func = kfs_lookup_symbol_name,
 	},
+	{
+		.old_name = "sprint_symbol",
+		.new_func = kfs_new_sprint_symbol,
+	},
+	{
+		.old_name = "sprint_symbol_no_offset",
+		.new_func = kfs_new_sprint_symbol_no_offset,
+	},
+	{
+		.old_name = "sprint_backtrace",
+		.new_func = kfs_new_sprint_backtrace,
+	},
+#if !IS_ENABLED(CONFIG_STACKTRACE_BUILD_ID)
+	/* Without build IDs these print what the two above print. */
+	{
+		.old_name = "sprint_symbol_build_id",
+		.new_func = kfs_new_sprint_symbol,
+	},
+	{
+		.old_name = "sprint_backtrace_build_id",
+		.new_func = kfs_new_sprint_backtrace,
+	},
+#endif
 	{ }
 };
 
@@ -227,7 +277,8 @@ static ssize_t kfs_check_write(struct file *file, const char __user *ubuf,
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	mutex_lock(&kfs_lock);
-	ret = kfs_rust_check(buf, count);
+	/* Once patched, sprint_symbol() is ours: no stock text to compare. */
+	ret = kfs_patch_used ? -EBUSY : kfs_rust_check(buf, count);
 	mutex_unlock(&kfs_lock);
 	kfree(buf);
 	return ret ? ret : count;
@@ -266,7 +317,8 @@ static ssize_t kfs_ctl_write(struct file *file, const char __user *ubuf,
 	if (sysfs_streq(buf, "enable"))
 		ret = kfs_enable();
 	else if (sscanf(buf, "bench %u", &rounds) == 1)
-		ret = kfs_rust_bench(rounds);
+		ret = kfs_rust_bench(rounds,
+				     kfs_patch_used && kfs_patch.enabled);
 	else
 		ret = -EINVAL;
 	mutex_unlock(&kfs_lock);

@@ -30,8 +30,10 @@ struct kfs_mod_view {
 int kfs_lookup_symbol_name(unsigned long addr, char *symname);
 int kfs_rust_load(const char *text, size_t len);
 bool kfs_rust_ready(void);
-int kfs_rust_bench(unsigned int rounds);
+int kfs_rust_bench(unsigned int rounds, bool patched);
 int kfs_rust_check(const char *text, size_t len);
+int kfs_rust_sprint(char *buffer, size_t len, unsigned long address,
+		    long symbol_offset, bool add_offset);
 size_t kfs_rust_status(char *buf, size_t len);
 void kfs_rust_modules_changed(unsigned long event, const void *mod);
 void kfs_rust_build_pending(void);

@@ -28,8 +28,10 @@ use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
 use kernel::prelude::*;
 
 mod mod_index;
+mod sprint;
 
 use mod_index::{ModAnswer, ModuleAddressFn};
+use sprint::KallsymsLookupFn;
 
 module! {
     type: KallsymsFastShim,
@@ -186,6 +188,7 @@ struct Shim {
     module_lookup: LookupFn,
     stock_lookup: LookupFn,
     module_address: ModuleAddressFn,
+    kallsyms_lookup: KallsymsLookupFn,
 }
 
 impl Shim {
@@ -487,13 +490,15 @@ fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     // SAFETY: all were verified above (sprint_symbol prints
     // `<name>+0x0/...` for them): they are the entry points of
     // lookup_module_symbol_name() and lookup_symbol_name(), whose C
-    // signature is `int (unsigned long, char *)`, and of __module_address(),
-    // `struct module *(unsigned long)`.
-    let (module_lookup, stock_lookup, module_address) = unsafe {
+    // signature is `int (unsigned long, char *)`, of __module_address(),
+    // `struct module *(unsigned long)`, and of kallsyms_lookup() (its C
+    // prototype is checked against `KallsymsLookupFn` in the glue).
+    let (module_lookup, stock_lookup, module_address, kallsyms_lookup) = unsafe {
         (
             core::mem::transmute::<usize, LookupFn>(funcs[0] as usize),
             core::mem::transmute::<usize, LookupFn>(funcs[1] as usize),
             core::mem::transmute::<usize, ModuleAddressFn>(funcs[2] as usize),
+            core::mem::transmute::<usize, KallsymsLookupFn>(funcs[3] as usize),
         )
     };
     let shim = Shim {
@@ -506,6 +511,7 @@ fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         module_lookup,
         stock_lookup,
         module_address,
+        kallsyms_lookup,
     };
 
     // 4. The index must answer exactly as the stock kallsyms: every
@@ -717,9 +723,9 @@ fn cstr(buf: &[u8]) -> &[u8] {
 fn best_of_five<const V: usize>(
     addrs: &[u64],
     per: u64,
-    variants: [&dyn Fn(u64, &mut [u8; KSYM_NAME_LEN]); V],
+    variants: [&dyn Fn(u64, &mut [u8; SPRINT_BUF]); V],
 ) -> [u64; V] {
-    let mut buf = [0u8; KSYM_NAME_LEN];
+    let mut buf = [0u8; SPRINT_BUF];
     let mut best = [u64::MAX; V];
     for _ in 0..5 {
         for (f, slot) in variants.iter().zip(best.iter_mut()) {
@@ -758,9 +764,13 @@ const BENCH_MODULE_ADDRS: usize = 256;
 ///   the module index, `rounds / 100` passes (the stock scan is slow).
 ///
 /// Every address is first resolved both ways and the names compared.
-/// Called under `kfs_lock`.
+///
+/// With the patch enabled (`patched`), the "stock" entry points are
+/// redirected (ftrace, then livepatch, then the shim): their columns then
+/// time what a caller of the patched kernel gets, and there is nothing
+/// stock left to compare with. Called under `kfs_lock`.
 #[no_mangle]
-pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
+pub extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
     let Some(s) = shim() else {
         return errno(ENOENT);
     };
@@ -806,29 +816,42 @@ pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
     if core.is_empty() {
         return errno(ENOENT);
     }
-    let stock = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
-        // SAFETY: KSYM_NAME_LEN-byte buffer, as the contract requires.
+    // The buffers are SPRINT_BUF >= KSYM_SYMBOL_LEN > KSYM_NAME_LEN bytes.
+    let stock = |x: u64, b: &mut [u8; SPRINT_BUF]| {
+        // SAFETY: big enough, as the contract requires.
         unsafe { (s.stock_lookup)(x, b.as_mut_ptr()) };
     };
-    let index = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
+    let index = |x: u64, b: &mut [u8; SPRINT_BUF]| {
         lookup_nocache(s, x, b.as_mut_ptr());
     };
-    let cached = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
+    let cached = |x: u64, b: &mut [u8; SPRINT_BUF]| {
         // SAFETY: as above.
         unsafe { kfs_lookup_symbol_name(x, b.as_mut_ptr()) };
     };
-    let mod_stock = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
+    let mod_stock = |x: u64, b: &mut [u8; SPRINT_BUF]| {
         // SAFETY: as above; `module_lookup` is never patched.
         unsafe { (s.module_lookup)(x, b.as_mut_ptr()) };
     };
-    let mod_index = |x: u64, b: &mut [u8; KSYM_NAME_LEN]| {
-        lookup_module_name(s, x, b);
+    let mod_index = |x: u64, b: &mut [u8; SPRINT_BUF]| {
+        if let Some(n) = b.first_chunk_mut::<KSYM_NAME_LEN>() {
+            lookup_module_name(s, x, n);
+        }
+    };
+    // %pS: the stock sprint_symbol() (before `enable`) and ours.
+    let stock_sprint = |x: u64, b: &mut [u8; SPRINT_BUF]| {
+        stock_sprint(x, b);
+    };
+    let shim_sprint = |x: u64, b: &mut [u8; SPRINT_BUF]| {
+        // SAFETY: SPRINT_BUF bytes.
+        unsafe { sprint::kfs_rust_sprint(b.as_mut_ptr(), SPRINT_BUF, x, 0, true) };
     };
     // Agreement first: same return code and name for every address.
     let mut mismatches = 0u64;
+    let agree = if patched { &[][..] } else { core };
+    let agree_mod = if patched { &[][..] } else { module };
     let mut a = [0u8; KSYM_NAME_LEN];
     let mut b = [0u8; KSYM_NAME_LEN];
-    for &x in core {
+    for &x in agree {
         // SAFETY: KSYM_NAME_LEN-byte buffers.
         let ra = unsafe { (s.stock_lookup)(x, a.as_mut_ptr()) };
         let rb = lookup_nocache(s, x, b.as_mut_ptr());
@@ -836,7 +859,7 @@ pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
             mismatches += 1;
         }
     }
-    for &x in module {
+    for &x in agree_mod {
         // SAFETY: KSYM_NAME_LEN-byte buffers.
         let ra = unsafe { (s.module_lookup)(x, a.as_mut_ptr()) };
         let rb = lookup_module_name(s, x, &mut b);
@@ -844,15 +867,32 @@ pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
             mismatches += 1;
         }
     }
+    let mut sa = [0u8; SPRINT_BUF];
+    let mut sb = [0u8; SPRINT_BUF];
+    for &x in Iterator::chain(agree.iter(), agree_mod) {
+        stock_sprint(x, &mut sa);
+        shim_sprint(x, &mut sb);
+        if cstr(&sa) != cstr(&sb) {
+            mismatches += 1;
+        }
+    }
     let (ns0, c0) = (now(), cycles());
     CACHE.invalidate();
     let per = (rounds / 5).max(1);
-    let [stock_c, index_c, cached_c] = best_of_five(core, per, [&stock, &index, &cached]);
+    let [stock_c, index_c, cached_c, sstock_c, sshim_c] = best_of_five(
+        core,
+        per,
+        [&stock, &index, &cached, &stock_sprint, &shim_sprint],
+    );
     let mod_per = (rounds / 100).max(1);
-    let [mstock_c, mindex_c] = if module.is_empty() {
-        [0, 0]
+    let [mstock_c, mindex_c, msstock_c, msshim_c] = if module.is_empty() {
+        [0; 4]
     } else {
-        best_of_five(module, mod_per, [&mod_stock, &mod_index])
+        best_of_five(
+            module,
+            mod_per,
+            [&mod_stock, &mod_index, &stock_sprint, &shim_sprint],
+        )
     };
     let (ns1, c1) = (now(), cycles());
     // ns with the cycles/ns ratio of the whole run (TCG has no
@@ -862,21 +902,29 @@ pub extern "C" fn kfs_rust_bench(rounds: u32) -> c_int {
     let (ri, rif) = ratio(stock_c, index_c);
     let (rc, rcf) = ratio(stock_c, cached_c);
     let (rm, rmf) = ratio(mstock_c, mindex_c);
+    let (rs, rsf) = ratio(sstock_c, sshim_c);
+    let (rms, rmsf) = ratio(msstock_c, msshim_c);
     let st = status();
     st.bench.clear();
     let _ = write!(
         Text(&mut st.bench),
-        "bench: {nc} core addresses x {per} rounds: lookup_symbol_name {} ns ({stock_c} cyc), index {} ns ({index_c} cyc, {ri}.{rif:02}x), index+cache {} ns ({cached_c} cyc, {rc}.{rcf:02}x); ",
+        "bench{}: {nc} core addresses x {per} rounds: lookup_symbol_name {} ns ({stock_c} cyc), index {} ns ({index_c} cyc, {ri}.{rif:02}x), index+cache {} ns ({cached_c} cyc, {rc}.{rcf:02}x); ",
+        if patched { " (patched: stock entry points go to the shim)" } else { "" },
         to_ns(stock_c),
         to_ns(index_c),
         to_ns(cached_c),
     );
     let _ = write!(
         Text(&mut st.bench),
-        "{nm} module addresses x {mod_per} rounds: lookup_module_symbol_name {} ns ({mstock_c} cyc), module index {} ns ({mindex_c} cyc, {rm}.{rmf:02}x); best of 5 trials, {} ms in all, {mismatches} disagreements",
+        "sprint_symbol {} ns ({sstock_c} cyc), shim {} ns ({sshim_c} cyc, {rs}.{rsf:02}x); {nm} module addresses x {mod_per} rounds: lookup_module_symbol_name {} ns ({mstock_c} cyc), module index {} ns ({mindex_c} cyc, {rm}.{rmf:02}x), sprint_symbol {} ns ({msstock_c} cyc), shim {} ns ({msshim_c} cyc, {rms}.{rmsf:02}x); best of 5 trials, {} ms in all, {mismatches} disagreements in {} addresses",
+        to_ns(sstock_c),
+        to_ns(sshim_c),
         to_ns(mstock_c),
         to_ns(mindex_c),
+        to_ns(msstock_c),
+        to_ns(msshim_c),
         total_ns / 1_000_000,
+        agree.len() + agree_mod.len(),
     );
     pr_info!("{}\n", core::str::from_utf8(&st.bench).unwrap_or(""));
     if mismatches > 0 {
@@ -1036,14 +1084,21 @@ struct SliceText<'a> {
     len: usize,
 }
 
-impl Write for SliceText<'_> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let room = self.buf.len().saturating_sub(self.len).min(s.len());
-        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + room), s.as_bytes().get(..room)) {
+impl SliceText<'_> {
+    /// Appends raw bytes (names need not be UTF-8).
+    fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result {
+        let room = self.buf.len().saturating_sub(self.len).min(b.len());
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + room), b.get(..room)) {
             dst.copy_from_slice(src);
             self.len += room;
         }
         Ok(())
+    }
+}
+
+impl Write for SliceText<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.write_bytes(s.as_bytes())
     }
 }
 

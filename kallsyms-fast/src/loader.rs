@@ -19,12 +19,14 @@ pub const TABLE_SYMBOLS: [(&str, usize); 8] = [
 
 /// Functions the module calls through verified addresses:
 /// `lookup_module_symbol_name()` (the stock module path),
-/// `lookup_symbol_name()` (the stock wchan lookup, for the bench) and
-/// `__module_address()` (which module holds an address; not exported).
-pub const FUNCTION_SYMBOLS: [&str; 3] = [
+/// `lookup_symbol_name()` (the stock wchan lookup, for the bench),
+/// `__module_address()` (which module holds an address) and
+/// `kallsyms_lookup()` (the stock chain behind `%pS`); none is exported.
+pub const FUNCTION_SYMBOLS: [&str; 4] = [
     "lookup_module_symbol_name",
     "lookup_symbol_name",
     "__module_address",
+    "kallsyms_lookup",
 ];
 
 /// The section bounds of [`Sections`](crate::Sections).

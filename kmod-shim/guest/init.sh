@@ -144,6 +144,13 @@ many_wchans() {
 		case "$c" in ksym_many/*) echo "$c $(cat $d/wchan 2>/dev/null)" ;; esac
 	done | sort
 }
+# /proc/PID/stack (%pB: sprint_backtrace()) of the ksym_many threads.
+many_stacks() {
+	for d in /proc/[0-9]*; do
+		c=$(cat $d/comm 2>/dev/null)
+		case "$c" in ksym_many/*) echo "$c $(tr '\n' ' ' < $d/stack)" ;; esac
+	done | sort
+}
 many_asleep() { many_wchans | awk '$2 != "" && $2 != "0"' | wc -l; }
 many_up() {
 	insmod $MANY nr_threads=4 || return 1
@@ -153,12 +160,14 @@ many_up() {
 }
 if many_up; then
 	many_wchans > /tmp/many-stock
+	many_stacks > /tmp/stacks-stock
 	log "ksym_many stock wchans: $(tr '\n' ' ' < /tmp/many-stock)"
+	log "ksym_many stock stacks: $(head -1 /tmp/stacks-stock)"
 	rmmod ksym_many || fail "rmmod ksym_many (stock)"
 else
 	fail "ksym_many threads did not start"
 fi
-sh -c 'while :; do cat /proc/*/task/*/wchan > /dev/null 2>&1; done' &
+sh -c 'while :; do cat /proc/*/task/*/wchan /proc/*/task/*/stack > /dev/null 2>&1; done' &
 reader=$!
 ok=0
 c=0
@@ -174,6 +183,9 @@ while [ $c -lt "$CYCLES" ]; do
 			many_wchans > /tmp/many-shim
 			cmp -s /tmp/many-stock /tmp/many-shim ||
 				fail "cycle $c: ksym_many wchans $(tr '\n' ' ' < /tmp/many-shim)"
+			many_stacks > /tmp/stacks-shim
+			cmp -s /tmp/stacks-stock /tmp/stacks-shim ||
+				fail "cycle $c: ksym_many stacks $(head -1 /tmp/stacks-shim)"
 			sleep 0.2
 		done
 		rmmod ksym_many || fail "cycle $c: rmmod ksym_many"
@@ -208,6 +220,8 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	else
 		fail "$out"
 	fi
+	# %pS/%ps as ksym_truth prints them, stock (the shim is not enabled).
+	kallsyms-bench shim truth > $O/truth-stock || fail "truth (stock)"
 	echo "bench 200" > $D/ctl || fail "scale: bench"
 	log "scale $(grep bench: $D/status)"
 	log "$(grep 'module indexes' $D/status)"
@@ -219,13 +233,25 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	echo enable > $D/ctl || fail "scale: enable"
 	wait_for enabled 1200 || fail "scale: transition did not finish"
 	log "scale shim wchans: $(histogram)"
+	kallsyms-bench shim truth --same-as $O/truth-stock > $O/truth-shim ||
+		fail "truth (shim)"
+	if cmp -s $O/truth-stock $O/truth-shim; then
+		log "truth: $(wc -l < $O/truth-shim) addresses, %pS and %ps identical with and without the shim"
+	else
+		fail "truth: %pS/%ps differ under the shim: $(diff $O/truth-stock $O/truth-shim | head -3 | tr '\n' ' ')"
+	fi
 	kallsyms-bench shim wchan > $O/scale-shim1
 	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-shim || fail "scale: shim bench"
 	sed 's/^/shim /' $O/scale-shim | while read -r l; do log "scale $l"; done
 	kallsyms-bench shim wchan > $O/scale-shim2
+	echo "bench 200" > $D/ctl || fail "scale: bench (patched)"
+	log "scale $(grep bench $D/status)"
 	log "$(grep 'module indexes' $D/status)"
 	unload
+	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
+		> $O/scale-stock-again || fail "scale: stock bench again"
+	sed 's/^/stock again /' $O/scale-stock-again | while read -r l; do log "scale $l"; done
 	kallsyms-bench shim wchan > $O/scale-stock2
 	kill $sleepers
 	rmmod ksym_many || fail "rmmod ksym_many"

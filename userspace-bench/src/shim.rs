@@ -10,6 +10,10 @@
 //!   `/proc/kallsyms` (core and modules) to `kallsyms_fast/check`, where the
 //!   module compares its `%pS` text for each with the stock
 //!   `sprint_symbol()`; prints the counts and fails on any mismatch.
+//! - `shim truth`: resolves the same addresses through the ground-truth
+//!   test module (`ksym_truth`'s `resolve` file: `sprint_symbol()` and
+//!   `%ps` as the kernel prints them) and prints its lines; run once stock
+//!   and once under the shim, the two outputs must be identical.
 //! - `shim wchan`: prints `<tid> <wchan>` for every thread.
 //! - `shim wchan-bench`: reads every thread's `/proc/PID/task/TID/wchan`
 //!   repeatedly and reports the time per read.
@@ -65,6 +69,20 @@ enum ShimCmd {
         /// The module's debugfs directory.
         #[arg(long, default_value = "/sys/kernel/debug/kallsyms_fast")]
         dir: PathBuf,
+    },
+    /// Print ksym_truth's `<addr> <%pS>\t<%ps>` line for the `check` addresses.
+    Truth {
+        /// Where to read symbols from.
+        #[arg(long, default_value = "/proc/kallsyms")]
+        kallsyms: PathBuf,
+        /// Take the addresses from an earlier run's output instead (the
+        /// symbol list changes while a livepatch is enabled: ftrace adds
+        /// trampolines).
+        #[arg(long)]
+        same_as: Option<PathBuf>,
+        /// ksym_truth's resolve file.
+        #[arg(long, default_value = "/sys/kernel/debug/ksym_truth/resolve")]
+        resolve: PathBuf,
     },
     /// Print `<tid> <wchan>` for every thread.
     Wchan,
@@ -150,7 +168,8 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
                 .ok_or("status has no check line")?;
             println!("{line}");
             let counts = parse_check_line(line)?;
-            if counts.total != addrs.len() as u64 || counts.unserved != 0 || counts.mismatches != 0 {
+            if counts.total != addrs.len() as u64 || counts.unserved != 0 || counts.mismatches != 0
+            {
                 return Err(format!(
                     "check: {} addresses sent, {} compared, {} unserved, {} mismatches",
                     addrs.len(),
@@ -160,6 +179,38 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
                 ));
             }
             Ok(())
+        }
+        ShimCmd::Truth {
+            kallsyms,
+            same_as,
+            resolve,
+        } => {
+            let addrs = match same_as {
+                Some(p) => {
+                    let text =
+                        fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                    first_field_addresses(&text)
+                        .map_err(|n| format!("{}:{n}: no hex address", p.display()))?
+                }
+                None => {
+                    let text = fs::read_to_string(kallsyms)
+                        .map_err(|e| format!("{}: {e}", kallsyms.display()))?;
+                    check_addresses(&text)?
+                }
+            };
+            let out = truth_resolve(resolve, &addrs)?;
+            let lines = out.iter().filter(|&&b| b == b'\n').count();
+            if lines != addrs.len() {
+                return Err(format!(
+                    "{}: {lines} lines for {} addresses",
+                    resolve.display(),
+                    addrs.len()
+                ));
+            }
+            std::io::stdout()
+                .lock()
+                .write_all(&out)
+                .map_err(|e| format!("stdout: {e}"))
         }
         ShimCmd::Wchan => {
             let mut out = std::io::stdout().lock();
@@ -372,6 +423,54 @@ pub fn check_addresses(kallsyms: &str) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
+/// Writes `addrs` to ksym_truth's `resolve` file and returns what it
+/// answers. The module buffers 1 MiB per open file and refuses writes
+/// (short count or ENOSPC) until it has been read.
+fn truth_resolve(path: &Path, addrs: &[u64]) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut f = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::with_capacity(addrs.len() * 64);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut drain = |f: &mut fs::File, out: &mut Vec<u8>| -> Result<(), String> {
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) => return Err(format!("read {}: {e}", path.display())),
+            }
+        }
+    };
+    for chunk in addrs.chunks(4096) {
+        let input: String = chunk.iter().map(|a| format!("{a:x}\n")).collect();
+        let mut rest = input.as_bytes();
+        while !rest.is_empty() {
+            match f.write(rest) {
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.raw_os_error() == Some(28) => {}
+                Err(e) => return Err(format!("write {}: {e}", path.display())),
+            }
+            drain(&mut f, &mut out)?;
+        }
+    }
+    drain(&mut f, &mut out)?;
+    Ok(out)
+}
+
+/// The hex addresses that start each line; the failing line number.
+fn first_field_addresses(text: &str) -> Result<Vec<u64>, usize> {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let a = l.split(' ').next().unwrap_or("");
+            u64::from_str_radix(a, 16).map_err(|_| i + 1)
+        })
+        .collect()
+}
+
 /// The counts of the status file's `check:` line.
 #[derive(Debug, PartialEq, Eq)]
 pub struct CheckCounts {
@@ -490,6 +589,17 @@ mod tests {
         assert!(err.contains("run as root"), "{err}");
         let err = check_addresses("ffffffff81000000 T\n").unwrap_err();
         assert!(err.contains("/proc/kallsyms:1"), "{err}");
+    }
+
+    #[test]
+    fn truth_lines_give_back_their_addresses() {
+        let text = "ffffffff81000001 _stext+0x1/0x10\t_stext\n\
+                    ffffffffc0000000 a+0x0/0x30 [m]\ta\n";
+        assert_eq!(
+            first_field_addresses(text),
+            Ok(vec![0xffffffff81000001, 0xffffffffc0000000])
+        );
+        assert_eq!(first_field_addresses("ok\nzz x\n"), Err(1));
     }
 
     #[test]
