@@ -253,8 +253,9 @@ static char *kfs_copy_in(const char __user *ubuf, size_t count)
 	return buf;
 }
 
-static ssize_t kfs_load_write(struct file *file, const char __user *ubuf,
-			      size_t count, loff_t *ppos)
+/* Copy a debugfs write in, hand it to @handle under kfs_lock. */
+static ssize_t kfs_write_with(const char __user *ubuf, size_t count,
+			      int (*handle)(const char *text, size_t len))
 {
 	char *buf = kfs_copy_in(ubuf, count);
 	int ret;
@@ -262,26 +263,28 @@ static ssize_t kfs_load_write(struct file *file, const char __user *ubuf,
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	mutex_lock(&kfs_lock);
-	ret = kfs_rust_load(buf, count);
+	ret = handle(buf, count);
 	mutex_unlock(&kfs_lock);
 	kfree(buf);
 	return ret ? ret : count;
 }
 
+static ssize_t kfs_load_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	return kfs_write_with(ubuf, count, kfs_rust_load);
+}
+
+static int kfs_check(const char *text, size_t len)
+{
+	/* Once patched, sprint_symbol() is ours: no stock text to compare. */
+	return kfs_patch_used ? -EBUSY : kfs_rust_check(text, len);
+}
+
 static ssize_t kfs_check_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
-	char *buf = kfs_copy_in(ubuf, count);
-	int ret;
-
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	mutex_lock(&kfs_lock);
-	/* Once patched, sprint_symbol() is ours: no stock text to compare. */
-	ret = kfs_patch_used ? -EBUSY : kfs_rust_check(buf, count);
-	mutex_unlock(&kfs_lock);
-	kfree(buf);
-	return ret ? ret : count;
+	return kfs_write_with(ubuf, count, kfs_check);
 }
 
 static int kfs_enable(void)

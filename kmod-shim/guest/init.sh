@@ -102,6 +102,10 @@ sed '/^_end /{s/0$/8/;t;s/.$/0/}' /tmp/good > /tmp/badend
 refused /tmp/badend "_end moved"
 sed '/^lookup_module_symbol_name /{s/1$/5/;t;s/.$/1/}' /tmp/good > /tmp/badfn
 refused /tmp/badfn "lookup_module_symbol_name moved"
+sed '/^__module_address /{s/1$/5/;t;s/.$/1/}' /tmp/good > /tmp/badfn2
+refused /tmp/badfn2 "__module_address moved"
+sed '/^kallsyms_lookup /{s/1$/5/;t;s/.$/1/}' /tmp/good > /tmp/badfn3
+refused /tmp/badfn3 "kallsyms_lookup moved"
 printf 'kallsyms_num_syms zz\n' > /tmp/garbage
 refused /tmp/garbage "garbage"
 kallsyms-bench shim wchan > $O/stock3
