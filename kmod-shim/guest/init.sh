@@ -214,6 +214,21 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	wait_for '[ $(ls /proc/$sleepers/task | wc -l) -gt $SCALE ]' 600 ||
 		fail "sleepers did not start"
 	log "scale: $(ls -d /proc/[0-9]*/task/* | wc -l) threads"
+	# The threads the scale dumps compare: the sleepers and ksym_many's
+	# kthreads, which stay put (the rest is compared in step 2, against
+	# five stock dumps that filter out tasks that move).
+	{
+		ls /proc/$sleepers/task
+		for d in /proc/[0-9]*; do
+			case "$(cat $d/comm 2>/dev/null)" in
+			ksym_many/*) echo "${d#/proc/}" ;;
+			esac
+		done
+	} > /tmp/scale-tids
+	scale_dump() {
+		kallsyms-bench shim wchan |
+			awk 'NR == FNR { t[$1]; next } $1 in t' /tmp/scale-tids - > "$O/$1"
+	}
 	insmod $KO || fail "scale: insmod"
 	kallsyms-bench shim load --no-enable || fail "scale: load"
 	insmod /lib/modules/ksym_truth.ko || fail "scale: insmod ksym_truth"
@@ -229,7 +244,7 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	echo "bench 200" > $D/ctl || fail "scale: bench"
 	log "scale $(grep bench: $D/status)"
 	log "$(grep 'module indexes' $D/status)"
-	kallsyms-bench shim wchan > $O/scale-stock1
+	scale_dump scale-stock1
 	log "scale stock wchans: $(histogram)"
 	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-stock || fail "scale: stock bench"
@@ -244,11 +259,11 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	else
 		fail "truth: %pS/%ps differ under the shim: $(diff $O/truth-stock $O/truth-shim | head -3 | tr '\n' ' ')"
 	fi
-	kallsyms-bench shim wchan > $O/scale-shim1
+	scale_dump scale-shim1
 	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-shim || fail "scale: shim bench"
 	sed 's/^/shim /' $O/scale-shim | while read -r l; do log "scale $l"; done
-	kallsyms-bench shim wchan > $O/scale-shim2
+	scale_dump scale-shim2
 	echo "bench 200" > $D/ctl || fail "scale: bench (patched)"
 	log "scale $(grep bench $D/status)"
 	log "$(grep 'module indexes' $D/status)"
@@ -256,7 +271,7 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-stock-again || fail "scale: stock bench again"
 	sed 's/^/stock again /' $O/scale-stock-again | while read -r l; do log "scale $l"; done
-	kallsyms-bench shim wchan > $O/scale-stock2
+	scale_dump scale-stock2
 	kill $sleepers
 	rmmod ksym_many || fail "rmmod ksym_many"
 	rmmod ksym_truth || fail "rmmod ksym_truth"

@@ -392,7 +392,7 @@ pub fn run(opts: &Options) -> Result<u8> {
             );
             eprint!("{report}");
             eprintln!(
-                "shim-test: scale wchan (core and module sleepers): {same} (task, shim dump) \
+                "shim-test: scale wchan (the core and module sleepers): {same} (task, shim dump) \
                  answers identical to stock; {moved} moved in one shim dump, {bad} differ in \
                  all; {unstable} skipped"
             );
