@@ -36,7 +36,9 @@ impl Options {
     /// `--timeout <secs>`, `--cycles <n>`, `--scale <threads per group>`.
     pub fn parse(args: &[String]) -> Result<Self> {
         let mut o = Options {
-            timeout: Duration::from_secs(1500),
+            // A full run takes 7-11 min on an idle host; TCG slows 2x when
+            // the host is shared.
+            timeout: Duration::from_secs(2700),
             cycles: 20,
             scale: 2500,
         };
