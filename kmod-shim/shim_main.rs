@@ -703,6 +703,13 @@ fn lookup_nocache(s: &Shim, addr: u64, symname: *mut u8) -> c_int {
     unsafe { (s.module_lookup)(addr, symname) }
 }
 
+/// `cond_resched()`: bench and check loops run in process context (a
+/// debugfs write) holding only the sleeping `kfs_lock`.
+fn resched() {
+    // SAFETY: process context, no spinlock or RCU read section held.
+    unsafe { kfs_cond_resched() };
+}
+
 fn now() -> u64 {
     // SAFETY: plain clock read.
     unsafe { kfs_ktime_ns() }
@@ -720,6 +727,8 @@ fn cstr(buf: &[u8]) -> &[u8] {
 /// Cycles per call of each variant in `variants` over `addrs`, `per`
 /// passes each: five trials, each timing the variants back to back, and
 /// the fastest trial of each variant counts (a TCG guest's host is noisy).
+/// Reschedules between timings: the kernel may be non-preemptible and a
+/// whole bench runs for tens of seconds under TCG (RCU stall otherwise).
 fn best_of_five<const V: usize>(
     addrs: &[u64],
     per: u64,
@@ -736,6 +745,7 @@ fn best_of_five<const V: usize>(
                 }
             }
             *slot = (*slot).min(cycles() - c0);
+            resched();
         }
     }
     let ops = (per * addrs.len() as u64).max(1);
@@ -851,7 +861,10 @@ pub extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
     let agree_mod = if patched { &[][..] } else { module };
     let mut a = [0u8; KSYM_NAME_LEN];
     let mut b = [0u8; KSYM_NAME_LEN];
-    for &x in agree {
+    for (i, &x) in agree.iter().enumerate() {
+        if i % 64 == 0 {
+            resched();
+        }
         // SAFETY: KSYM_NAME_LEN-byte buffers.
         let ra = unsafe { (s.stock_lookup)(x, a.as_mut_ptr()) };
         let rb = lookup_nocache(s, x, b.as_mut_ptr());
@@ -860,6 +873,7 @@ pub extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
         }
     }
     for &x in agree_mod {
+        resched();
         // SAFETY: KSYM_NAME_LEN-byte buffers.
         let ra = unsafe { (s.module_lookup)(x, a.as_mut_ptr()) };
         let rb = lookup_module_name(s, x, &mut b);
@@ -869,7 +883,10 @@ pub extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
     }
     let mut sa = [0u8; SPRINT_BUF];
     let mut sb = [0u8; SPRINT_BUF];
-    for &x in Iterator::chain(agree.iter(), agree_mod) {
+    for (i, &x) in Iterator::chain(agree.iter(), agree_mod).enumerate() {
+        if i % 16 == 0 {
+            resched();
+        }
         stock_sprint(x, &mut sa);
         shim_sprint(x, &mut sb);
         if cstr(&sa) != cstr(&sb) {
@@ -1026,9 +1043,8 @@ pub extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
                 );
             }
         }
-        if st.check.total % 64 == 0 {
-            // SAFETY: process context (a debugfs write).
-            unsafe { kfs_cond_resched() };
+        if st.check.total % 16 == 0 {
+            resched();
         }
     }
     0
