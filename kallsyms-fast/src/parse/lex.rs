@@ -264,29 +264,12 @@ impl<'a> Cursor<'a> {
 }
 
 /// Index of the first byte `<= b' '` (space, tab, CR, LF, other control
-/// characters) in `s`, or `s.len()`. Eight bytes at a time.
+/// characters) in `s`, or `s.len()`. Eight bytes at a time:
+/// [`find_delim_ascii`] without its ASCII answer, whose bookkeeping the
+/// compiler drops once both are inlined.
 #[inline(always)]
 pub(crate) fn find_delim(s: &[u8]) -> usize {
-    let mut chunks = s.chunks_exact(8);
-    let mut i = 0;
-    for chunk in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(w);
-        // "has a byte less than 0x21": exact for the lowest flagged byte.
-        let t = x.wrapping_sub(LO * 0x21) & !x & HI;
-        if t != 0 {
-            return i + (t.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    for &b in chunks.remainder() {
-        if b <= b' ' {
-            return i;
-        }
-        i += 1;
-    }
-    i
+    find_delim_ascii(s).0
 }
 
 const LO: u64 = 0x0101_0101_0101_0101;
