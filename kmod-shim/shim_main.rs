@@ -672,11 +672,7 @@ pub unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut u8) -> 
             return 0;
         }
         let generation = CACHE.generation();
-        // The name goes straight into the caller's buffer: no copy.
-        if let Some((_, n)) = s.lookup_core_into(addr, out) {
-            if let Some(b) = out.get_mut(n) {
-                *b = 0;
-            }
+        if let Some(n) = core_name_into(s, addr, out) {
             if let Some(name) = out.get(..n) {
                 CACHE.insert(addr, generation, name);
             }
@@ -686,21 +682,23 @@ pub unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut u8) -> 
     lookup_module_name(s, addr, out)
 }
 
-/// The index path without the cache (for the bench).
-fn lookup_nocache(s: &Shim, addr: u64, symname: *mut u8) -> c_int {
+/// The core name of `addr` straight into the caller's buffer (no copy),
+/// NUL-terminated; its length.
+fn core_name_into(s: &Shim, addr: u64, out: &mut [u8; KSYM_NAME_LEN]) -> Option<usize> {
+    let (_, n) = s.lookup_core_into(addr, out)?;
+    if let Some(b) = out.get_mut(n) {
+        *b = 0;
+    }
+    Some(n)
+}
+
+/// `kfs_lookup_symbol_name()` without the cache (for the bench).
+fn lookup_nocache(s: &Shim, addr: u64, out: &mut [u8; KSYM_NAME_LEN]) -> c_int {
     if s.sections.is_ksym_addr(addr) {
-        // SAFETY: the bench passes KSYM_NAME_LEN-byte buffers; u8 needs no
-        // alignment.
-        let out = unsafe { &mut *(symname as *mut [u8; KSYM_NAME_LEN]) };
-        if let Some((_, n)) = s.lookup_core_into(addr, out) {
-            if let Some(b) = out.get_mut(n) {
-                *b = 0;
-            }
-        }
+        core_name_into(s, addr, out);
         return 0;
     }
-    // SAFETY: as in `kfs_lookup_symbol_name`.
-    unsafe { (s.module_lookup)(addr, symname) }
+    lookup_module_name(s, addr, out)
 }
 
 /// `cond_resched()`: bench and check loops run in process context (a
@@ -832,7 +830,9 @@ pub extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
         unsafe { (s.stock_lookup)(x, b.as_mut_ptr()) };
     };
     let index = |x: u64, b: &mut [u8; SPRINT_BUF]| {
-        lookup_nocache(s, x, b.as_mut_ptr());
+        if let Some(n) = b.first_chunk_mut::<KSYM_NAME_LEN>() {
+            lookup_nocache(s, x, n);
+        }
     };
     let cached = |x: u64, b: &mut [u8; SPRINT_BUF]| {
         // SAFETY: as above.
@@ -867,7 +867,7 @@ pub extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
         }
         // SAFETY: KSYM_NAME_LEN-byte buffers.
         let ra = unsafe { (s.stock_lookup)(x, a.as_mut_ptr()) };
-        let rb = lookup_nocache(s, x, b.as_mut_ptr());
+        let rb = lookup_nocache(s, x, &mut b);
         if ra != rb || (ra == 0 && cstr(&a) != cstr(&b)) {
             mismatches += 1;
         }
