@@ -120,7 +120,10 @@ impl ModView {
     fn layout(&self) -> ModuleLayout {
         let mut l = [MemRegion::default(); MOD_MEM_NUM_TYPES];
         for (r, m) in l.iter_mut().zip(self.mem.iter()) {
-            *r = MemRegion { base: m[0], size: m[1] };
+            *r = MemRegion {
+                base: m[0],
+                size: m[1],
+            };
         }
         l
     }
@@ -220,7 +223,9 @@ pub(crate) static BUILT: AtomicU64 = AtomicU64::new(0);
 pub(crate) static NOT_BUILT: AtomicU64 = AtomicU64::new(0);
 
 fn index_of<'g>(module: usize, _guard: &'g NoPreempt) -> Option<&'g ModIndex> {
-    let slot = KEYS.iter().position(|k| k.load(Ordering::Acquire) == module)?;
+    let slot = KEYS
+        .iter()
+        .position(|k| k.load(Ordering::Acquire) == module)?;
     let p = INDEXES.get(slot)?.load(Ordering::Acquire);
     // SAFETY: a published index is freed only after it is unpublished and a
     // grace period has passed; `_guard` holds one open.
@@ -257,7 +262,8 @@ pub(crate) fn lookup<R>(
         return ModAnswer::Stock;
     }
     let ix = index_of(v.module as usize, &guard);
-    let Some(ix) = ix.filter(|ix| ix.kallsyms == v.kallsyms as usize && ix.num_symtab == v.num_symtab)
+    let Some(ix) =
+        ix.filter(|ix| ix.kallsyms == v.kallsyms as usize && ix.num_symtab == v.num_symtab)
     else {
         drop(guard);
         request(addr);
@@ -281,9 +287,10 @@ pub(crate) fn copy_name(v: &ModView, hit: &ModuleHit, out: &mut [u8; KSYM_NAME_L
 
 fn request(addr: u64) {
     // A full queue drops the request; the next miss asks again.
-    let _ = PENDING
-        .iter()
-        .any(|p| p.compare_exchange(0, addr, Ordering::AcqRel, Ordering::Relaxed).is_ok());
+    let _ = PENDING.iter().any(|p| {
+        p.compare_exchange(0, addr, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    });
     // SAFETY: schedule_work() from any context but NMI (the C side checks).
     unsafe { kfs_request_build() };
 }
@@ -413,7 +420,10 @@ pub(crate) fn module_changed(event: u64, module: usize) {
 }
 
 fn drop_module(module: usize) {
-    let Some(slot) = KEYS.iter().position(|k| k.load(Ordering::Relaxed) == module) else {
+    let Some(slot) = KEYS
+        .iter()
+        .position(|k| k.load(Ordering::Relaxed) == module)
+    else {
         return;
     };
     KEYS[slot].store(0, Ordering::Release);

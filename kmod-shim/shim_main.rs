@@ -21,8 +21,8 @@ use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use arrayvec::ArrayVec;
 use kallsyms_fast::cache::{DefaultWchanCache, CACHE_NAME_MAX, RAW_NAME_LEN};
 use kallsyms_fast::fast::{build_addr_index, AddrIndex, AddrIndexLayout, TokenSlots};
-use kallsyms_fast::mainline::SymbolPos;
 use kallsyms_fast::format::{sprint_symbol, Found, SymbolBuf};
+use kallsyms_fast::mainline::SymbolPos;
 use kallsyms_fast::name::NameBuf;
 use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
 use kernel::prelude::*;
@@ -193,7 +193,11 @@ struct Shim {
 
 impl Shim {
     fn index(&self) -> AddrIndex<'_> {
-        AddrIndex::from_parts(self.layout, self.buckets.as_slice(), self.name_delta.as_slice())
+        AddrIndex::from_parts(
+            self.layout,
+            self.buckets.as_slice(),
+            self.name_delta.as_slice(),
+        )
     }
 
     fn tokens(&self) -> &TokenSlots {
@@ -213,7 +217,11 @@ impl Shim {
     /// `FastCore::lookup_into()` (without the name index the shim does not
     /// build): the name straight into a caller's
     /// `KSYM_NAME_LEN` buffer (no NUL), with its position and length.
-    fn lookup_core_into(&self, addr: u64, buf: &mut [u8; KSYM_NAME_LEN]) -> Option<(SymbolPos, usize)> {
+    fn lookup_core_into(
+        &self,
+        addr: u64,
+        buf: &mut [u8; KSYM_NAME_LEN],
+    ) -> Option<(SymbolPos, usize)> {
         if !self.sections.is_ksym_addr(addr) {
             return None;
         }
@@ -274,7 +282,9 @@ fn verify_symbol(name: &str, addr: u64) -> Result<u64, Refusal> {
     let rest = text
         .strip_prefix(name.as_bytes())
         .and_then(|r| r.strip_prefix(b"+0x0/0x"));
-    let size = rest.and_then(|r| core::str::from_utf8(r).ok()).and_then(|r| u64::from_str_radix(r, 16).ok());
+    let size = rest
+        .and_then(|r| core::str::from_utf8(r).ok())
+        .and_then(|r| u64::from_str_radix(r, 16).ok());
     match size {
         Some(s) => Ok(s),
         None => {
@@ -344,8 +354,14 @@ impl Region {
     /// kernel's lifetime (the kallsyms tables in .rodata are).
     unsafe fn slice<T>(&self, count: usize) -> Result<&'static [T], Refusal> {
         let need = count.checked_mul(core::mem::size_of::<T>());
-        if need.map_or(true, |b| b > self.size) || self.addr % core::mem::align_of::<T>() as u64 != 0 {
-            refuse!("object at {:#x} ({} bytes) cannot hold {count} entries", self.addr, self.size);
+        if need.map_or(true, |b| b > self.size)
+            || self.addr % core::mem::align_of::<T>() as u64 != 0
+        {
+            refuse!(
+                "object at {:#x} ({} bytes) cannot hold {count} entries",
+                self.addr,
+                self.size
+            );
         }
         // SAFETY: in bounds and aligned (checked above); the caller
         // guarantees the memory is mapped and immutable.
@@ -536,7 +552,13 @@ fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     }
     let s = sections;
     for b in [
-        s.stext, s.etext, s.sinittext, s.einittext, s.end, s.init_begin, s.init_end,
+        s.stext,
+        s.etext,
+        s.sinittext,
+        s.einittext,
+        s.end,
+        s.init_begin,
+        s.init_end,
     ] {
         for a in [b.wrapping_sub(1), b, b.wrapping_add(1)] {
             check_addr(&shim, a, &mut checks)?;
@@ -966,22 +988,26 @@ fn shim_sprint_any(s: &Shim, addr: u64, out: &mut SymbolBuf, name: &mut NameBuf)
         shim_sprint(s, addr, out, name);
         return Some(Served::Core);
     }
-    let answer = mod_index::lookup(s.module_address, addr, s.sections.all_symbols, |v, hit| {
-        match hit {
-            Some(h) => {
-                let mut buf = [0u8; KSYM_NAME_LEN];
-                let n = mod_index::copy_name(v, &h, &mut buf);
-                let f = Found {
-                    name: buf.get(..n).unwrap_or(&[]),
-                    size: h.size,
-                    offset: h.offset,
-                    module: Some(v.module_name()),
-                };
-                sprint_symbol(out, addr, Some(&f), true);
-            }
-            None => sprint_symbol(out, addr, None, true),
-        }
-    });
+    let answer =
+        mod_index::lookup(
+            s.module_address,
+            addr,
+            s.sections.all_symbols,
+            |v, hit| match hit {
+                Some(h) => {
+                    let mut buf = [0u8; KSYM_NAME_LEN];
+                    let n = mod_index::copy_name(v, &h, &mut buf);
+                    let f = Found {
+                        name: buf.get(..n).unwrap_or(&[]),
+                        size: h.size,
+                        offset: h.offset,
+                        module: Some(v.module_name()),
+                    };
+                    sprint_symbol(out, addr, Some(&f), true);
+                }
+                None => sprint_symbol(out, addr, None, true),
+            },
+        );
     match answer {
         ModAnswer::Indexed(()) => Some(Served::Module),
         ModAnswer::NotModule => {
@@ -1062,9 +1088,21 @@ pub extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
             Some(_) => writeln!(w, "state: ready"),
             None => writeln!(w, "state: no tables (stock lookup in charge)"),
         };
-        let _ = writeln!(w, "verified: {}", core::str::from_utf8(&st.verified).unwrap_or(""));
-        let _ = writeln!(w, "last refusal: {}", core::str::from_utf8(&st.refused).unwrap_or(""));
-        let _ = writeln!(w, "{}", core::str::from_utf8(&st.bench).unwrap_or("bench: none"));
+        let _ = writeln!(
+            w,
+            "verified: {}",
+            core::str::from_utf8(&st.verified).unwrap_or("")
+        );
+        let _ = writeln!(
+            w,
+            "last refusal: {}",
+            core::str::from_utf8(&st.refused).unwrap_or("")
+        );
+        let _ = writeln!(
+            w,
+            "{}",
+            core::str::from_utf8(&st.bench).unwrap_or("bench: none")
+        );
         let _ = writeln!(
             w,
             "cache generation: {}, module events: {}",
@@ -1104,7 +1142,8 @@ impl SliceText<'_> {
     /// Appends raw bytes (names need not be UTF-8).
     fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result {
         let room = self.buf.len().saturating_sub(self.len).min(b.len());
-        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + room), b.get(..room)) {
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + room), b.get(..room))
+        {
             dst.copy_from_slice(src);
             self.len += room;
         }

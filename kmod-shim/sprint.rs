@@ -20,7 +20,7 @@ use core::fmt::Write;
 use kallsyms_fast::KSYM_NAME_LEN;
 
 use crate::mod_index::{self, ModAnswer};
-use crate::{shim, SliceText, Shim};
+use crate::{shim, Shim, SliceText};
 
 /// `kallsyms_lookup()`: `const char *(unsigned long addr, unsigned long
 /// *symbolsize, unsigned long *offset, char **modname, char *namebuf)`.
@@ -130,7 +130,12 @@ fn lookup(s: &Shim, addr: u64, buf: &mut [u8], module: &mut [u8; MODULE_NAME_LEN
 }
 
 /// The stock `kallsyms_lookup()`, its result laid out as [`lookup`]'s.
-fn stock_lookup(s: &Shim, addr: u64, buf: &mut [u8], module: &mut [u8; MODULE_NAME_LEN]) -> Option<Hit> {
+fn stock_lookup(
+    s: &Shim,
+    addr: u64,
+    buf: &mut [u8],
+    module: &mut [u8; MODULE_NAME_LEN],
+) -> Option<Hit> {
     if buf.len() < KSYM_NAME_LEN {
         return None;
     }
@@ -138,7 +143,9 @@ fn stock_lookup(s: &Shim, addr: u64, buf: &mut [u8], module: &mut [u8; MODULE_NA
     let mut modname: *const u8 = core::ptr::null();
     // SAFETY: `kallsyms_lookup` was verified at load; `buf` has at least
     // KSYM_NAME_LEN bytes for the name, the others are valid out-params.
-    let ret = unsafe { (s.kallsyms_lookup)(addr, &mut size, &mut offset, &mut modname, buf.as_mut_ptr()) };
+    let ret = unsafe {
+        (s.kallsyms_lookup)(addr, &mut size, &mut offset, &mut modname, buf.as_mut_ptr())
+    };
     if ret.is_null() {
         return None;
     }
