@@ -55,14 +55,25 @@ pub fn bindgen() -> PathBuf {
     cargo_root().join("bin").join("bindgen")
 }
 
+/// Per-checkout working area: guest artefacts, shim builds and run logs.
+///
+/// `$KFAST_WORK` when set, else the cache directory. Two checkouts sharing
+/// one kernel cache (one `$KFAST_CACHE`) set different `$KFAST_WORK`s so
+/// their guest runs do not overwrite each other.
+pub fn work_dir() -> PathBuf {
+    std::env::var_os("KFAST_WORK")
+        .map(PathBuf::from)
+        .unwrap_or_else(cache_dir)
+}
+
 /// Working area for guest artefacts (modules, initramfs, agent).
 pub fn guest_dir() -> PathBuf {
-    cache_dir().join("guest")
+    work_dir().join("guest")
 }
 
 /// Directory for the last guest run (console log, result channel, capture).
 pub fn run_dir() -> PathBuf {
-    cache_dir().join("runs").join("latest")
+    work_dir().join("runs").join("latest")
 }
 
 /// `PATH` with `/usr/bin` first, as the kernel's Rust build needs.

@@ -46,6 +46,7 @@ guest-test options:
 
 environment:
   KFAST_CACHE        cache directory (default /var/cache/kallsyms-fast)
+  KFAST_WORK         guest artefacts and run logs (default $KFAST_CACHE)
 ";
 
 /// Result type used throughout the xtask: errors are human-readable strings.

@@ -61,7 +61,7 @@ impl Options {
 
 /// `make -C kmod-shim`; returns the `.ko`.
 fn build_module() -> Result<PathBuf> {
-    let out = env::cache_dir().join("shim-build");
+    let out = env::work_dir().join("shim-build");
     let mut make = env::kernel_make();
     make.arg("-C")
         .arg(env::repo_root().join("kmod-shim"))
@@ -316,7 +316,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     let loader = build_loader()?;
     let test_kos = modules::build()?;
     let initrd = build_initramfs(&ko, &loader, &test_kos)?;
-    let dir = env::cache_dir().join("runs").join("shim-latest");
+    let dir = env::work_dir().join("runs").join("shim-latest");
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let boot = qemu::boot(
