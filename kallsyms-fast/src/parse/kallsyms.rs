@@ -27,6 +27,7 @@ use std::vec::Vec;
 
 use super::error::{Field, ParseError, ParseErrorKind};
 use super::lex::{self, Cursor};
+use super::read::{read_capped, KALLSYMS_CAP};
 use crate::owned::RawSymbol;
 
 /// One module's symbols, in file order.
@@ -92,6 +93,15 @@ pub(crate) fn sym_line<'a>(
     let kind = c.type_char()?;
     c.separator(Field::Type, Field::Name)?;
     let name = c.name()?;
+    if name.first() == Some(&b'[') {
+        // `s_show()` prints `%s\t[%s]`: with an empty name the module
+        // column would be taken for the name. No symbol name starts with
+        // '[' (C identifiers, assembler labels, mangled Rust).
+        return Err(ParseErrorKind::Malformed {
+            field: Field::Name,
+            reason: "starts with '[': the name is missing before the [module] column",
+        });
+    }
     c.skip_blanks();
     let mut module = None;
     if allow_module && c.eat(b'[') {
@@ -124,7 +134,12 @@ fn fast_sym_line<'a>(c: &mut Cursor<'a>) -> Option<SymLine<'a>> {
     let &[sep1, kind, sep2, first] = head else {
         return None;
     };
-    if !lex::is_blank(sep1) || !kind.is_ascii_graphic() || !lex::is_blank(sep2) || first <= b' ' {
+    if !lex::is_blank(sep1)
+        || !kind.is_ascii_graphic()
+        || !lex::is_blank(sep2)
+        || first <= b' '
+        || first == b'['
+    {
         return None;
     }
     let addr = lex::hex16(addr)?;
@@ -186,8 +201,11 @@ enum Phase {
 
 impl ProcKallsyms {
     /// Reads and parses a `/proc/kallsyms` file.
+    ///
+    /// Only a regular file of at most [`KALLSYMS_CAP`] bytes is read (see
+    /// [`read_capped`]).
     pub fn read(path: &Path) -> Result<Self, ParseError> {
-        let data = std::fs::read(path).map_err(|e| ParseError::io(path, e))?;
+        let data = read_capped(path, KALLSYMS_CAP)?;
         Self::parse(path, &data)
     }
 
@@ -289,8 +307,88 @@ impl ProcKallsyms {
         if !any_nonzero {
             return Err(ParseError::whole(file, ParseErrorKind::ZeroedAddresses));
         }
+        if let Some((bad, anchor)) = core_out_of_range(&out.core) {
+            let (Some(b), Some(a)) = (out.core.get(bad), out.core.get(anchor)) else {
+                return Err(ParseError::whole(file, ParseErrorKind::Empty));
+            };
+            return Err(ParseError::at(
+                file,
+                core_line(data, bad),
+                ParseErrorKind::OutOfRange {
+                    name: lex::lossy_prefix(&b.name),
+                    addr: b.addr,
+                    anchor: lex::lossy_prefix(&a.name),
+                    anchor_line: core_line(data, anchor),
+                    anchor_addr: a.addr,
+                },
+            ));
+        }
         Ok(out)
     }
+}
+
+/// The 1-based line of core symbol `i`: core symbols are the first
+/// non-blank lines, one symbol each (only called once `data` parsed).
+fn core_line(data: &[u8], i: usize) -> usize {
+    let mut c = Cursor::new(data);
+    let mut seen = 0;
+    while c.next_line() {
+        if seen == i {
+            return c.line;
+        }
+        seen += 1;
+        c.skip_line();
+    }
+    c.line
+}
+
+/// Finds a core symbol the kernel could not have stored: `(its index, the
+/// index of the symbol it is measured against)`.
+///
+/// `scripts/kallsyms` stores each core address as a 32-bit
+/// `kallsyms_offsets` entry relative to `kallsyms_relative_base`, the
+/// lowest address: up to 4 GiB above it; with
+/// `CONFIG_KALLSYMS_ABSOLUTE_PERCPU` (x86_64 SMP; visible as a
+/// `__per_cpu_start` below `_stext`) per-CPU symbols are stored as
+/// absolute values up to 2 GiB and every other symbol within 2 GiB above
+/// the base. A listing outside these bounds did not come from a kernel. The
+/// anchor is `_stext` (else the last symbol), as the text is what every
+/// kernel has; the first symbol too far from it is blamed, so a stray line
+/// far below the rest is named with its own line, not the next symbol's.
+fn core_out_of_range(core: &[RawSymbol]) -> Option<(usize, usize)> {
+    let find = |n: &[u8]| core.iter().position(|s| s.name == n);
+    let anchor = find(b"_stext").unwrap_or(core.len().checked_sub(1)?);
+    let anchor_addr = core.get(anchor)?.addr;
+    let start = find(b"__per_cpu_start").and_then(|i| core.get(i));
+    let absolute = start.is_some_and(|s| s.addr < anchor_addr);
+    let percpu = match (start, find(b"__per_cpu_end").and_then(|i| core.get(i))) {
+        (Some(s), Some(e)) if absolute => Some((s.addr, e.addr)),
+        _ => None,
+    };
+    let limit = if absolute {
+        i32::MAX as u64
+    } else {
+        u32::MAX as u64
+    };
+    let exempt = |a: u64| percpu.is_some_and(|(s, e)| a >= s && a <= e);
+    let mut lowest: Option<usize> = None;
+    let mut highest: Option<usize> = None;
+    for (i, s) in core.iter().enumerate() {
+        if exempt(s.addr) {
+            if s.addr > i32::MAX as u64 {
+                return Some((i, anchor));
+            }
+            continue;
+        }
+        if s.addr.abs_diff(anchor_addr) > limit {
+            return Some((i, anchor));
+        }
+        lowest.get_or_insert(i);
+        highest = Some(i);
+    }
+    // Each is within reach of the anchor; the whole span must fit too.
+    let (lo, hi) = (lowest?, highest?);
+    (core.get(hi)?.addr - core.get(lo)?.addr > limit).then_some((lo, hi))
 }
 
 #[cfg(test)]
@@ -630,6 +728,60 @@ ffffffffc0400000 t kprobe_insn_page\t[__builtin__kprobes]
             }
         }
         assert!(taken > 500, "{taken}");
+    }
+
+    #[test]
+    fn empty_name_before_module_column() {
+        for s in [
+            "ffffffff81000000 T _stext\nffffffff81000010 T \t[mod]\n",
+            "ffffffff81000000 T _stext\nffffffff81000010 T [mod]\n",
+        ] {
+            let e = p(s).unwrap_err();
+            assert_eq!(e.line, Some(2), "{s:?}");
+            assert!(
+                matches!(
+                    e.kind,
+                    ParseErrorKind::Malformed {
+                        field: Field::Name,
+                        ..
+                    }
+                ),
+                "{s:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn core_symbol_far_from_the_rest() {
+        // Below: blamed on its own line and name.
+        let e = p("0000000000001000 T far\nffffffff81000000 T _stext\nffffffff81000010 t x\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(1));
+        let msg = e.to_string();
+        assert!(
+            msg.contains("\"far\" at 0x1000") && msg.contains("(line 2)"),
+            "{msg}"
+        );
+        // Above, after blank lines.
+        let e = p("00000000c1000000 T _stext\n\n00000000c1000010 t x\n\n0000000200000000 t y\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(5), "{e}");
+        // Within 4 GiB of _stext, but spanning more than 4 GiB in all.
+        let e = p("ffffffff01000000 t lo\nffffffff81000000 T _stext\n0000000000000000 t z\n");
+        assert!(e.is_err());
+        let ok = "ffffffff01000000 t lo\nffffffff81000000 T _stext\nffffffffff000000 t hi\n";
+        assert!(p(ok).is_ok());
+        let e = p("fffffffe81000001 t lo\nffffffff81000000 T _stext\nffffffffff000000 t hi\n")
+            .unwrap_err();
+        assert!(e.line == Some(1) || e.line == Some(3), "{e}");
+        // x86_64 SMP: absolute per-CPU symbols near 0 are fine...
+        let smp = "0000000000000000 A __per_cpu_start\n0000000000001000 A irq_stack\n\
+                   0000000000030000 A __per_cpu_end\nffffffff81000000 T _stext\n";
+        assert!(p(smp).is_ok());
+        // ...but not other symbols there.
+        let bad = "0000000000000000 A __per_cpu_start\n0000000000030000 A __per_cpu_end\n\
+                   0000000000040000 t stray\nffffffff81000000 T _stext\n";
+        assert_eq!(p(bad).unwrap_err().line, Some(3));
     }
 
     #[test]
