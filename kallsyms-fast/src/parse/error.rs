@@ -153,6 +153,12 @@ pub enum ParseErrorKind {
         /// The cap in bytes.
         cap: u64,
     },
+    /// More symbols than the parser accepts from one file (see
+    /// [`MAX_SYMBOLS`](super::kallsyms::MAX_SYMBOLS)).
+    TooManySymbols {
+        /// The limit.
+        limit: usize,
+    },
     /// A core symbol too far from the others for the kernel's 32-bit
     /// `kallsyms_offsets` encoding, so no 6.12 kernel lists both.
     OutOfRange {
@@ -216,6 +222,10 @@ impl fmt::Display for ParseErrorKind {
                 f,
                 "larger than {cap} bytes, far more than any real kernel writes there; \
                  refusing to read further"
+            ),
+            ParseErrorKind::TooManySymbols { limit } => write!(
+                f,
+                "more than {limit} symbols, far more than any kernel has; refusing the rest"
             ),
             ParseErrorKind::OutOfRange {
                 name,

@@ -30,6 +30,16 @@ use super::lex::{self, Cursor};
 use super::read::{read_capped, KALLSYMS_CAP};
 use crate::owned::RawSymbol;
 
+/// Most symbols [`ProcKallsyms::parse`] accepts from one file: 4 Mi.
+///
+/// A symbol costs about 64 bytes once parsed (a [`RawSymbol`] and its
+/// name), so the file-size cap alone would let 256 MiB of minimal lines
+/// (`0 t a`) become gigabytes. Real listings are far below the limit:
+/// 122,132 symbols on the development machine (a 6.18 x86_64 kernel, no
+/// modules); a ~20 MB `/proc/kallsyms` of a big distribution kernel with
+/// many modules is about 450,000 lines at ~45 bytes each.
+pub const MAX_SYMBOLS: usize = 4 << 20;
+
 /// One module's symbols, in file order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModuleSymbols {
@@ -217,9 +227,14 @@ impl ProcKallsyms {
     /// and a line-level error for the first bad line (including a core line
     /// after module lines).
     pub fn parse(file: &Path, data: &[u8]) -> Result<Self, ParseError> {
+        Self::parse_limited(file, data, MAX_SYMBOLS)
+    }
+
+    /// [`ProcKallsyms::parse`] with at most `limit` symbols.
+    fn parse_limited(file: &Path, data: &[u8], limit: usize) -> Result<Self, ParseError> {
         let mut out = ProcKallsyms {
             // ~45 bytes per line on x86_64.
-            core: Vec::with_capacity(data.len() / 44),
+            core: Vec::with_capacity((data.len() / 44).min(limit)),
             ..Default::default()
         };
         let mut c = Cursor::new(data);
@@ -231,9 +246,14 @@ impl ProcKallsyms {
         let mut seen: HashSet<String> = HashSet::new();
         let mut pseudo_idx: HashMap<String, usize> = HashMap::new();
 
+        let mut count = 0usize;
         while c.next_line() {
             let line = c.line;
             let err = |kind| ParseError::at(file, line, kind);
+            count += 1;
+            if count > limit {
+                return Err(err(ParseErrorKind::TooManySymbols { limit }));
+            }
             let s = match fast_sym_line(&mut c) {
                 Some(s) => s,
                 None => sym_line(&mut c, true).map_err(err)?,
@@ -782,6 +802,20 @@ ffffffffc0400000 t kprobe_insn_page\t[__builtin__kprobes]
         let bad = "0000000000000000 A __per_cpu_start\n0000000000030000 A __per_cpu_end\n\
                    0000000000040000 t stray\nffffffff81000000 T _stext\n";
         assert_eq!(p(bad).unwrap_err().line, Some(3));
+    }
+
+    #[test]
+    fn symbol_count_is_capped() {
+        let text = "ffffffff81000000 T _stext\n\nffffffff81000001 t a\nffffffff81000002 t b\n";
+        let ok = ProcKallsyms::parse_limited(Path::new("k"), text.as_bytes(), 3).unwrap();
+        assert_eq!(ok.core.len(), 3);
+        let e = ProcKallsyms::parse_limited(Path::new("k"), text.as_bytes(), 2).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(matches!(
+            e.kind,
+            ParseErrorKind::TooManySymbols { limit: 2 }
+        ));
+        assert!(e.to_string().starts_with("k:4: more than 2 symbols"), "{e}");
     }
 
     #[test]
