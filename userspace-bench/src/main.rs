@@ -28,6 +28,11 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Print `<addr> <sprint_symbol() output>` for each hex address (arguments, or stdin one per line).
+    ///
+    /// An address whose kernel text the files do not determine (inside a
+    /// `[bpf]` program or an ftrace-kept module init function, whose sizes
+    /// /proc/kallsyms does not list) is explained on stderr instead, and
+    /// the exit status is non-zero.
     Resolve {
         /// Root of the machine's files (DIR/proc/kallsyms, DIR/proc/modules, DIR/sys/module).
         #[arg(long, default_value = "/")]

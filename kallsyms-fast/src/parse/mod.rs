@@ -10,7 +10,9 @@
 //!
 //! All parsers work on a byte slice with a hand-written scanner (no regex,
 //! no per-line allocation beyond the symbol name), never panic on input,
-//! and report problems as a [`ParseError`] naming the file and line.
+//! and report problems as a [`ParseError`] naming the file and line. Files
+//! are read with [`read_capped`]: regular files only (a FIFO or a device is
+//! refused without blocking), up to a cap per kind of file.
 
 pub mod error;
 pub mod kallsyms;
