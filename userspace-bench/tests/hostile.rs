@@ -151,6 +151,40 @@ fn bench_ignores_planted_symlinks_at_the_old_names() {
     assert_eq!(extra, 1, "only the victim besides the planted links");
 }
 
+#[test]
+fn bench_sample_fallback_leaves_nothing_in_tmpdir() {
+    // Unprivileged, the live /proc/kallsyms shows zeros (unless
+    // perf_event_paranoid <= 1 with kptr_restrict 0) and bench unpacks
+    // its embedded sample into a temporary directory. As root, drop to
+    // nobody with setpriv (util-linux) to get there.
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("temp dir");
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    // SAFETY: geteuid() has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_kallsyms-bench"));
+        c
+    } else {
+        bin()
+    };
+    cmd.args(["bench", "--quick", "--json"])
+        .env("TMPDIR", tmp.path());
+    let o = run(cmd, b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    if !e.contains("using the embedded sample table") {
+        eprintln!("the live table is visible unprivileged here: only parse_race was exercised");
+    }
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind in TMPDIR: {left:?}");
+}
+
 // ---- non-regular files and sizes ----
 
 #[test]
