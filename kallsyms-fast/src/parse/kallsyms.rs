@@ -247,6 +247,7 @@ impl ProcKallsyms {
         let mut pseudo_idx: HashMap<String, usize> = HashMap::new();
 
         let mut count = 0usize;
+        let mut marks = Marks::default();
         while c.next_line() {
             let line = c.line;
             let err = |kind| ParseError::at(file, line, kind);
@@ -275,6 +276,9 @@ impl ProcKallsyms {
                     return Err(err(ParseErrorKind::Unsorted { prev, addr: s.addr }));
                 }
                 prev = s.addr;
+                if let Some(slot) = marks.slot(&sym.name) {
+                    slot.get_or_insert(out.core.len());
+                }
                 out.core.push(sym);
                 continue;
             };
@@ -327,7 +331,7 @@ impl ProcKallsyms {
         if !any_nonzero {
             return Err(ParseError::whole(file, ParseErrorKind::ZeroedAddresses));
         }
-        if let Some((bad, anchor)) = core_out_of_range(&out.core) {
+        if let Some((bad, anchor)) = core_out_of_range(&out.core, &marks) {
             let (Some(b), Some(a)) = (out.core.get(bad), out.core.get(anchor)) else {
                 return Err(ParseError::whole(file, ParseErrorKind::Empty));
             };
@@ -362,6 +366,28 @@ fn core_line(data: &[u8], i: usize) -> usize {
     c.line
 }
 
+/// Indexes of the first core symbols with the names
+/// [`core_out_of_range`] needs, noted while parsing.
+#[derive(Default)]
+struct Marks {
+    stext: Option<usize>,
+    percpu_start: Option<usize>,
+    percpu_end: Option<usize>,
+}
+
+impl Marks {
+    /// Where to note a symbol called `name`, if it is one of them.
+    #[inline(always)]
+    fn slot(&mut self, name: &[u8]) -> Option<&mut Option<usize>> {
+        match name {
+            b"_stext" => Some(&mut self.stext),
+            b"__per_cpu_start" => Some(&mut self.percpu_start),
+            b"__per_cpu_end" => Some(&mut self.percpu_end),
+            _ => None,
+        }
+    }
+}
+
 /// Finds a core symbol the kernel could not have stored: `(its index, the
 /// index of the symbol it is measured against)`.
 ///
@@ -369,46 +395,60 @@ fn core_line(data: &[u8], i: usize) -> usize {
 /// `kallsyms_offsets` entry relative to `kallsyms_relative_base`, the
 /// lowest address: up to 4 GiB above it; with
 /// `CONFIG_KALLSYMS_ABSOLUTE_PERCPU` (x86_64 SMP; visible as a
-/// `__per_cpu_start` below `_stext`) per-CPU symbols are stored as
-/// absolute values up to 2 GiB and every other symbol within 2 GiB above
-/// the base. A listing outside these bounds did not come from a kernel. The
-/// anchor is `_stext` (else the last symbol), as the text is what every
-/// kernel has; the first symbol too far from it is blamed, so a stray line
-/// far below the rest is named with its own line, not the next symbol's.
-fn core_out_of_range(core: &[RawSymbol]) -> Option<(usize, usize)> {
-    let find = |n: &[u8]| core.iter().position(|s| s.name == n);
-    let anchor = find(b"_stext").unwrap_or(core.len().checked_sub(1)?);
+/// `__per_cpu_start` below `_stext`) per-CPU symbols (`__per_cpu_start` to
+/// `__per_cpu_end`) are stored as absolute values below 2 GiB and every
+/// other symbol within 2 GiB above the base. A listing outside these
+/// bounds did not come from a kernel. The anchor is `_stext` (else the
+/// last symbol), as the text is what every kernel has; the first symbol too
+/// far from it is blamed, so a stray line far below the rest is named with
+/// its own line, not the next symbol's.
+///
+/// `core` is sorted (checked while parsing), so the per-CPU symbols are one
+/// run and the symbols too far below or above the anchor a prefix and a
+/// suffix: a few binary searches, no pass over the table.
+fn core_out_of_range(core: &[RawSymbol], marks: &Marks) -> Option<(usize, usize)> {
+    let n = core.len();
+    let anchor = marks.stext.or(n.checked_sub(1))?;
     let anchor_addr = core.get(anchor)?.addr;
-    let start = find(b"__per_cpu_start").and_then(|i| core.get(i));
-    let absolute = start.is_some_and(|s| s.addr < anchor_addr);
-    let percpu = match (start, find(b"__per_cpu_end").and_then(|i| core.get(i))) {
-        (Some(s), Some(e)) if absolute => Some((s.addr, e.addr)),
-        _ => None,
-    };
+    let addr_of = |i: Option<usize>| i.and_then(|i| core.get(i)).map(|s| s.addr);
+    let start = addr_of(marks.percpu_start);
+    let absolute = start.is_some_and(|s| s < anchor_addr);
     let limit = if absolute {
         i32::MAX as u64
     } else {
         u32::MAX as u64
     };
-    let exempt = |a: u64| percpu.is_some_and(|(s, e)| a >= s && a <= e);
-    let mut lowest: Option<usize> = None;
-    let mut highest: Option<usize> = None;
-    for (i, s) in core.iter().enumerate() {
-        if exempt(s.addr) {
-            if s.addr > i32::MAX as u64 {
-                return Some((i, anchor));
-            }
-            continue;
+    // The run of per-CPU symbols stored as absolute values: [ex_lo, ex_hi).
+    let (ex_lo, ex_hi) = match (start, addr_of(marks.percpu_end)) {
+        (Some(s), Some(e)) if absolute => (
+            core.partition_point(|x| x.addr < s),
+            core.partition_point(|x| x.addr <= e),
+        ),
+        _ => (0, 0),
+    };
+    if ex_lo < ex_hi {
+        let over = core.partition_point(|x| x.addr <= i32::MAX as u64);
+        if over < ex_hi {
+            return Some((over.max(ex_lo), anchor));
         }
-        if s.addr.abs_diff(anchor_addr) > limit {
-            return Some((i, anchor));
-        }
-        lowest.get_or_insert(i);
-        highest = Some(i);
+    }
+    let non_exempt = |i: usize| if i >= ex_lo && i < ex_hi { ex_hi } else { i };
+    let lowest = non_exempt(0);
+    let low = core.get(lowest)?;
+    if anchor_addr - low.addr.min(anchor_addr) > limit {
+        return Some((lowest, anchor));
+    }
+    let above = non_exempt(core.partition_point(|x| x.addr <= anchor_addr.saturating_add(limit)));
+    if above < n {
+        return Some((above, anchor));
     }
     // Each is within reach of the anchor; the whole span must fit too.
-    let (lo, hi) = (lowest?, highest?);
-    (core.get(hi)?.addr - core.get(lo)?.addr > limit).then_some((lo, hi))
+    let highest = if ex_hi == n && ex_lo < ex_hi {
+        ex_lo.checked_sub(1)?
+    } else {
+        n - 1
+    };
+    (core.get(highest)?.addr - low.addr > limit).then_some((lowest, highest))
 }
 
 #[cfg(test)]
