@@ -842,6 +842,21 @@ ffffffffc0400000 t kprobe_insn_page\t[__builtin__kprobes]
         let bad = "0000000000000000 A __per_cpu_start\n0000000000030000 A __per_cpu_end\n\
                    0000000000040000 t stray\nffffffff81000000 T _stext\n";
         assert_eq!(p(bad).unwrap_err().line, Some(3));
+        // Absolute per-CPU values must fit an int.
+        let big = "0000000000000000 A __per_cpu_start\n0000000080000000 A big\n\
+                   0000000090000000 A __per_cpu_end\nffffffff81000000 T _stext\n";
+        assert_eq!(p(big).unwrap_err().line, Some(2));
+        // With absolute per-CPU symbols, 2 GiB above the base at most.
+        let far = "0000000000000000 A __per_cpu_start\n0000000000030000 A __per_cpu_end\n\
+                   ffffffff01000000 t low\nffffffff81000000 T _stext\n";
+        assert_eq!(p(far).unwrap_err().line, Some(3));
+        let near = "0000000000000000 A __per_cpu_start\n0000000000030000 A __per_cpu_end\n\
+                    ffffffff01000001 t low\nffffffff81000000 T _stext\n";
+        assert!(p(near).is_ok());
+        // Every symbol but the anchor too far: the first is blamed.
+        let e = p("0000000000001000 t a\n0000000000002000 t b\nffffffff81000000 T _stext\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(1));
     }
 
     #[test]
