@@ -28,6 +28,8 @@ pub mod tables;
 
 #[cfg(feature = "alloc")]
 pub mod owned;
+#[cfg(feature = "alloc")]
+pub mod pseudo;
 
 #[cfg(feature = "std")]
 pub mod parse;

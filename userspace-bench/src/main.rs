@@ -28,6 +28,11 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Print `<addr> <sprint_symbol() output>` for each hex address (arguments, or stdin one per line).
+    ///
+    /// An address whose kernel text the files do not determine (inside a
+    /// `[bpf]` program or an ftrace-kept module init function, whose sizes
+    /// /proc/kallsyms does not list) is explained on stderr instead, and
+    /// the exit status is non-zero.
     Resolve {
         /// Root of the machine's files (DIR/proc/kallsyms, DIR/proc/modules, DIR/sys/module).
         #[arg(long, default_value = "/")]
@@ -42,8 +47,16 @@ enum Command {
         addrs: Vec<String>,
     },
     /// Copy this machine's symbol files into DIR, for `resolve --root DIR` elsewhere.
+    ///
+    /// DIR must be new or an empty directory; the files are written into a
+    /// private temporary directory beside it and renamed into place, so DIR
+    /// ends up complete (mode 0700, files 0600: they hold the addresses
+    /// kptr_restrict protects) or untouched.
     Capture {
-        /// Destination directory.
+        /// Root to copy from: the live machine, or an earlier capture.
+        #[arg(long, default_value = "/")]
+        from: PathBuf,
+        /// Destination directory (new, or empty).
         dir: PathBuf,
     },
     /// Side-by-side benchmark: 2.6.9, mainline 6.12, kallsyms-fast (cold and cached), blazesym.
@@ -80,18 +93,16 @@ fn main() -> ExitCode {
             };
             resolve::run(&root, &addrs, form)
         }
-        Some(Command::Capture { dir }) => {
-            kallsyms_fast::parse::Machine::capture(std::path::Path::new("/"), &dir)
-                .map(|s| {
-                    eprintln!(
-                        "kallsyms-bench: captured {} files, {} bytes into {}",
-                        s.files,
-                        s.bytes,
-                        dir.display()
-                    )
-                })
-                .map_err(|e| e.to_string())
-        }
+        Some(Command::Capture { from, dir }) => kallsyms_fast::parse::Machine::capture(&from, &dir)
+            .map(|s| {
+                eprintln!(
+                    "kallsyms-bench: captured {} files, {} bytes into {}",
+                    s.files,
+                    s.bytes,
+                    dir.display()
+                )
+            })
+            .map_err(|e| e.to_string()),
         Some(Command::Shim(args)) => shim::run(&args),
         Some(Command::Bench { root, json, quick }) => {
             bench::run(&bench::Options { root, json, quick })

@@ -1,27 +1,55 @@
 //! `kallsyms-bench resolve`: print what the kernel's `sprint_symbol()`
 //! (or, with `--no-offset`, `sprint_symbol_no_offset()`; with `--wchan`,
 //! `/proc/PID/wchan`) prints for each address.
+//!
+//! Addresses the core table and the modules do not resolve go, as in
+//! 6.12's `kallsyms_lookup_buildid()`, to the `[bpf]` and ftrace-init
+//! symbols ([`PseudoSymbols`]). `/proc/kallsyms` lists their starts but not
+//! their sizes, so only part of what the kernel prints for them is known:
+//! an address that may lie inside one is reported on stderr, with what the
+//! kernel prints and why it cannot be completed, rather than printed with a
+//! guessed size (or raw, which is what the kernel does only outside them).
+//! The other addresses are still printed, and the exit status is non-zero.
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::Path;
 
 use kallsyms_fast::format::SymbolBuf;
 use kallsyms_fast::mirror::Algo;
 use kallsyms_fast::name::NameBuf;
+use kallsyms_fast::pseudo::{PseudoHit, PseudoKind, PseudoSymbols};
 
-use crate::load::load;
+use crate::load::{load, Loaded};
 
-/// Parses a hex address with or without `0x`.
+/// Longest stdin line accepted, without its newline. An address is at most
+/// 18 characters (`0x` and 16 digits); the rest allows generous padding.
+pub const MAX_LINE: usize = 4096;
+
+/// How much of a rejected input is quoted in an error message.
+const QUOTE: usize = 40;
+
+/// Parses a hex address: optional blanks, an optional `0x`/`0X`, then 1 to
+/// 16 hex digits and nothing else (no sign, no `_`).
 pub fn parse_addr(s: &str) -> Option<u64> {
-    let t = s.trim();
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
     let t = t
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
-    if t.is_empty() || t.len() > 16 {
+    if t.is_empty() || t.len() > 16 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     u64::from_str_radix(t, 16).ok()
+}
+
+/// At most [`QUOTE`] bytes of `b`, lossily decoded, for an error message.
+fn quote(b: &[u8]) -> String {
+    let cut = b.get(..QUOTE).unwrap_or(b);
+    let mut s = String::from_utf8_lossy(cut).into_owned();
+    if cut.len() < b.len() {
+        s.push_str("...");
+    }
+    format!("{s:?}")
 }
 
 /// Which text the kernel would print.
@@ -35,41 +63,226 @@ pub enum Form {
     Wchan,
 }
 
+/// One address's answer: the kernel's text in `buf`, or why it cannot be
+/// known from the captured files.
+struct Resolver<'a> {
+    loaded: &'a Loaded,
+    pseudo: PseudoSymbols,
+    kallsyms: String,
+    form: Form,
+    name: NameBuf,
+}
+
+impl<'a> Resolver<'a> {
+    fn new(loaded: &'a Loaded, form: Form) -> Self {
+        let m = &loaded.machine;
+        let others = m
+            .core
+            .iter()
+            .chain(m.modules.iter().flat_map(|x| x.symbols.iter()))
+            .map(|s| s.addr);
+        let pseudo = PseudoSymbols::new(
+            m.pseudo
+                .iter()
+                .map(|g| (g.name.as_str(), g.symbols.as_slice())),
+            others,
+        );
+        Resolver {
+            loaded,
+            pseudo,
+            kallsyms: m.root.join("proc/kallsyms").display().to_string(),
+            form,
+            name: NameBuf::new(),
+        }
+    }
+
+    fn resolve(&mut self, addr: u64, buf: &mut SymbolBuf) -> Result<(), String> {
+        let mirror = &self.loaded.mirror;
+        let add_offset = match self.form {
+            Form::Wchan => {
+                mirror.wchan(Algo::Fast, addr, &mut self.name, buf);
+                return Ok(());
+            }
+            Form::Symbol => true,
+            Form::NoOffset => false,
+        };
+        mirror.sprint(Algo::Fast, addr, add_offset, &mut self.name, buf);
+        if mirror.resolve(Algo::Fast, addr, &mut self.name).is_some()
+            || mirror.tables().sections.is_ksym_addr(addr)
+        {
+            return Ok(());
+        }
+        let PseudoHit::Within { sym, offset } = self.pseudo.lookup(addr) else {
+            return Ok(());
+        };
+        let name = String::from_utf8_lossy(&sym.name);
+        let module = match sym.kind {
+            PseudoKind::Bpf => String::new(),
+            PseudoKind::FtraceInit => format!(" [{}]", sym.group),
+        };
+        if offset == 0 && !add_offset {
+            // Always inside (bpf's end is inclusive, an ftrace function has
+            // a size), and `%ps` prints no size.
+            buf.clear();
+            buf.push_bytes(&sym.name);
+            buf.push_bytes(module.as_bytes());
+            return Ok(());
+        }
+        let (size_is, lookup) = match sym.kind {
+            PseudoKind::Bpf => ("its JIT image length", "bpf_address_lookup()"),
+            PseudoKind::FtraceInit => (
+                "the function's size when ftrace recorded it",
+                "ftrace_mod_address_lookup()",
+            ),
+        };
+        let text = if add_offset {
+            format!("{name}+{offset:#x}/<size>{module}")
+        } else {
+            format!("{name}{module}")
+        };
+        let past = if offset == 0 {
+            String::new()
+        } else {
+            format!(", or {addr:#x} raw if the address lies past that size")
+        };
+        Err(format!(
+            "{}: {addr:#x} is {offset:#x} bytes into {name} [{}] (listed at {:#x}): \
+             the kernel ({lookup}) prints `{text}`, where <size> is {size_is}{past}; \
+             /proc/kallsyms does not list sizes, so the answer is unknown",
+            self.kallsyms, sym.group, sym.addr
+        ))
+    }
+}
+
+/// Reads one line of at most [`MAX_LINE`] bytes (plus its newline) into
+/// `line`; `Ok(false)` at the end of the input.
+fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<bool> {
+    line.clear();
+    let n = input
+        .by_ref()
+        .take(MAX_LINE as u64 + 1)
+        .read_until(b'\n', line)?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() > MAX_LINE {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("line longer than {MAX_LINE} bytes"),
+        ));
+    }
+    Ok(n > 0)
+}
+
 /// Runs the subcommand; addresses from `args`, or stdin when empty.
 pub fn run(root: &Path, args: &[String], form: Form) -> Result<(), String> {
     let loaded = load(root)?;
-    let mirror = &loaded.mirror;
+    let mut resolver = Resolver::new(&loaded, form);
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut name = NameBuf::new();
     let mut buf = SymbolBuf::new();
-    let mut emit = |addr: u64, out: &mut BufWriter<io::StdoutLock<'_>>| -> io::Result<()> {
-        match form {
-            Form::Symbol => mirror.sprint(Algo::Fast, addr, true, &mut name, &mut buf),
-            Form::NoOffset => mirror.sprint(Algo::Fast, addr, false, &mut name, &mut buf),
-            Form::Wchan => mirror.wchan(Algo::Fast, addr, &mut name, &mut buf),
+    let mut unknown = 0usize;
+    let mut emit = |addr: u64, out: &mut BufWriter<io::StdoutLock<'_>>| -> Result<(), String> {
+        match resolver.resolve(addr, &mut buf) {
+            Ok(()) => {
+                let w = |out: &mut BufWriter<_>| -> io::Result<()> {
+                    write!(out, "{addr:x} ")?;
+                    out.write_all(buf.as_bytes())?;
+                    out.write_all(b"\n")
+                };
+                w(out).map_err(|e| format!("writing output: {e}"))
+            }
+            Err(e) => {
+                unknown += 1;
+                eprintln!("kallsyms-bench: {e}");
+                Ok(())
+            }
         }
-        write!(out, "{addr:x} ")?;
-        out.write_all(buf.as_bytes())?;
-        out.write_all(b"\n")
     };
-    let io_err = |e: io::Error| format!("writing output: {e}");
     if args.is_empty() {
-        for (i, line) in io::stdin().lock().lines().enumerate() {
-            let line = line.map_err(|e| format!("<stdin>:{}: {e}", i + 1))?;
-            if line.trim().is_empty() {
+        let stdin = io::stdin();
+        let mut input = stdin.lock();
+        let mut line = Vec::new();
+        for n in 1.. {
+            match read_line(&mut input, &mut line) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => return Err(format!("<stdin>:{n}: {e}")),
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let addr = parse_addr(&line)
-                .ok_or_else(|| format!("<stdin>:{}: not a hex address: {line:?}", i + 1))?;
-            emit(addr, &mut out).map_err(io_err)?;
+            let addr = std::str::from_utf8(&line)
+                .ok()
+                .and_then(parse_addr)
+                .ok_or_else(|| format!("<stdin>:{n}: not a hex address: {}", quote(&line)))?;
+            emit(addr, &mut out)?;
         }
     } else {
         for (i, a) in args.iter().enumerate() {
-            let addr = parse_addr(a)
-                .ok_or_else(|| format!("argument {}: not a hex address: {a:?}", i + 1))?;
-            emit(addr, &mut out).map_err(io_err)?;
+            let addr = parse_addr(a).ok_or_else(|| {
+                format!(
+                    "argument {}: not a hex address: {}",
+                    i + 1,
+                    quote(a.as_bytes())
+                )
+            })?;
+            emit(addr, &mut out)?;
         }
     }
-    out.flush().map_err(io_err)
+    out.flush().map_err(|e| format!("writing output: {e}"))?;
+    if unknown > 0 {
+        return Err(format!(
+            "{unknown} address(es) not printed: the files do not determine the kernel's answer"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        assert_eq!(parse_addr("ff"), Some(0xff));
+        assert_eq!(parse_addr(" 0xFF\r"), Some(0xff));
+        assert_eq!(parse_addr("ffffffffffffffff"), Some(u64::MAX));
+        for bad in [
+            "",
+            "0x",
+            "+ff",
+            "0x+ff",
+            "-1",
+            "f_f",
+            "0x0x1",
+            "1ffffffffffffffff",
+            "ff ff",
+        ] {
+            assert_eq!(parse_addr(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn lines_are_capped() {
+        let mut line = Vec::new();
+        let mut input = io::Cursor::new(b"ab\ncd".to_vec());
+        assert!(read_line(&mut input, &mut line).unwrap());
+        assert_eq!(line, b"ab");
+        assert!(read_line(&mut input, &mut line).unwrap());
+        assert_eq!(line, b"cd");
+        assert!(!read_line(&mut input, &mut line).unwrap());
+        let exact = [vec![b'1'; MAX_LINE], b"\n".to_vec()].concat();
+        let mut input = io::Cursor::new(exact);
+        assert!(read_line(&mut input, &mut line).unwrap());
+        assert_eq!(line.len(), MAX_LINE);
+        let mut input = io::Cursor::new(vec![b'1'; MAX_LINE + 1]);
+        assert!(read_line(&mut input, &mut line).is_err());
+    }
+
+    #[test]
+    fn quotes_are_short() {
+        let q = quote(&[b'x'; 10_000]);
+        assert!(q.len() < QUOTE + 10, "{q}");
+        assert_eq!(quote(b"zz"), "\"zz\"");
+    }
 }

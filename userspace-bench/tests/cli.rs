@@ -52,7 +52,6 @@ fn resolve_prints_what_sprint_symbol_prints() {
             "ffffffffc0a01100",   // last text symbol: size ends at the MOD_TEXT end
             "ffffffffc0a03010",   // module data without KALLSYMS_ALL: unresolved
             "ffffffffc0900044",   // second module
-            "ffffffffc0b00010",   // bpf pseudo-module: not a module
             "ffffffff82209990",   // past _etext
             "0",
         ])
@@ -70,7 +69,6 @@ ffffffffc0a01010 nf_demo_hook+0x10/0x80 [nf_demo]
 ffffffffc0a01100 nf_demo_unregister+0x80/0xf80 [nf_demo]
 ffffffffc0a03010 0xffffffffc0a03010
 ffffffffc0900044 crc_demo_table_init+0x4/0xfc0 [crc_demo]
-ffffffffc0b00010 0xffffffffc0b00010
 ffffffff82209990 0xffffffff82209990
 0 0x0
 ";

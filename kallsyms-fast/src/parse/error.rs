@@ -141,6 +141,38 @@ pub enum ParseErrorKind {
     ZeroedAddresses,
     /// The file holds no entries at all.
     Empty,
+    /// The path is not a regular file (a FIFO, a device, a directory...):
+    /// refused, as reading it could block forever or never end.
+    NotRegular {
+        /// What it is instead ("a FIFO", "a character device", ...).
+        what: &'static str,
+    },
+    /// The file is longer than the cap for its kind (see
+    /// [`read_capped`](super::read::read_capped)).
+    TooLarge {
+        /// The cap in bytes.
+        cap: u64,
+    },
+    /// More symbols than the parser accepts from one file (see
+    /// [`MAX_SYMBOLS`](super::kallsyms::MAX_SYMBOLS)).
+    TooManySymbols {
+        /// The limit.
+        limit: usize,
+    },
+    /// A core symbol too far from the others for the kernel's 32-bit
+    /// `kallsyms_offsets` encoding, so no 6.12 kernel lists both.
+    OutOfRange {
+        /// The symbol's name (lossy, cut to 40 bytes).
+        name: String,
+        /// Its address.
+        addr: u64,
+        /// The symbol it was measured against (lossy, cut to 40 bytes).
+        anchor: String,
+        /// That symbol's line.
+        anchor_line: usize,
+        /// That symbol's address.
+        anchor_addr: u64,
+    },
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -175,11 +207,38 @@ impl fmt::Display for ParseErrorKind {
             ),
             ParseErrorKind::ZeroedAddresses => write!(
                 f,
-                "all addresses are zero: the kernel hid them (kernel.kptr_restrict, or the \
-                 reader lacks CAP_SYSLOG); run as root, and if that is not enough, \
-                 `sysctl kernel.kptr_restrict=0`"
+                "all addresses are zero: the kernel hid them from the process that opened \
+                 the file. Linux shows them (kallsyms_show_value()) only to an opener with \
+                 CAP_SYSLOG in the initial user namespace while kernel.kptr_restrict is 0 or 1, \
+                 or to anyone when kptr_restrict is 0 and kernel.perf_event_paranoid is 1 or \
+                 less, and to no one when kptr_restrict is 2. Root in a container or user \
+                 namespace without CAP_SYSLOG sees zeros too"
             ),
             ParseErrorKind::Empty => write!(f, "the file holds no entries"),
+            ParseErrorKind::NotRegular { what } => {
+                write!(f, "not a regular file ({what}); refusing to read it")
+            }
+            ParseErrorKind::TooLarge { cap } => write!(
+                f,
+                "larger than {cap} bytes, far more than any real kernel writes there; \
+                 refusing to read further"
+            ),
+            ParseErrorKind::TooManySymbols { limit } => write!(
+                f,
+                "more than {limit} symbols, far more than any kernel has; refusing the rest"
+            ),
+            ParseErrorKind::OutOfRange {
+                name,
+                addr,
+                anchor,
+                anchor_line,
+                anchor_addr,
+            } => write!(
+                f,
+                "core symbol {name:?} at {addr:#x} is too far from {anchor:?} at {anchor_addr:#x} \
+                 (line {anchor_line}): the kernel stores core addresses as 32-bit offsets from \
+                 kallsyms_relative_base, so no kernel lists both"
+            ),
         }
     }
 }
@@ -223,7 +282,8 @@ mod tests {
         let e = ParseError::whole(Path::new("/proc/kallsyms"), ParseErrorKind::ZeroedAddresses);
         let s = e.to_string();
         assert!(s.starts_with("/proc/kallsyms: all addresses are zero"));
-        assert!(s.contains("kptr_restrict=0") && s.contains("root"));
+        assert!(s.contains("CAP_SYSLOG") && s.contains("perf_event_paranoid"));
+        assert!(s.contains("kptr_restrict is 2"));
         let e = ParseError::io(
             Path::new("x"),
             io::Error::new(io::ErrorKind::NotFound, "gone"),

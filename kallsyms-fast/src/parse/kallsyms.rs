@@ -27,7 +27,18 @@ use std::vec::Vec;
 
 use super::error::{Field, ParseError, ParseErrorKind};
 use super::lex::{self, Cursor};
+use super::read::{read_capped, KALLSYMS_CAP};
 use crate::owned::RawSymbol;
+
+/// Most symbols [`ProcKallsyms::parse`] accepts from one file: 4 Mi.
+///
+/// A symbol costs about 64 bytes once parsed (a [`RawSymbol`] and its
+/// name), so the file-size cap alone would let 256 MiB of minimal lines
+/// (`0 t a`) become gigabytes. Real listings are far below the limit:
+/// 122,132 symbols on the development machine (a 6.18 x86_64 kernel, no
+/// modules); a ~20 MB `/proc/kallsyms` of a big distribution kernel with
+/// many modules is about 450,000 lines at ~45 bytes each.
+pub const MAX_SYMBOLS: usize = 4 << 20;
 
 /// One module's symbols, in file order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -92,6 +103,15 @@ pub(crate) fn sym_line<'a>(
     let kind = c.type_char()?;
     c.separator(Field::Type, Field::Name)?;
     let name = c.name()?;
+    if name.first() == Some(&b'[') {
+        // `s_show()` prints `%s\t[%s]`: with an empty name the module
+        // column would be taken for the name. No symbol name starts with
+        // '[' (C identifiers, assembler labels, mangled Rust).
+        return Err(ParseErrorKind::Malformed {
+            field: Field::Name,
+            reason: "starts with '[': the name is missing before the [module] column",
+        });
+    }
     c.skip_blanks();
     let mut module = None;
     if allow_module && c.eat(b'[') {
@@ -124,7 +144,12 @@ fn fast_sym_line<'a>(c: &mut Cursor<'a>) -> Option<SymLine<'a>> {
     let &[sep1, kind, sep2, first] = head else {
         return None;
     };
-    if !lex::is_blank(sep1) || !kind.is_ascii_graphic() || !lex::is_blank(sep2) || first <= b' ' {
+    if !lex::is_blank(sep1)
+        || !kind.is_ascii_graphic()
+        || !lex::is_blank(sep2)
+        || first <= b' '
+        || first == b'['
+    {
         return None;
     }
     let addr = lex::hex16(addr)?;
@@ -186,8 +211,11 @@ enum Phase {
 
 impl ProcKallsyms {
     /// Reads and parses a `/proc/kallsyms` file.
+    ///
+    /// Only a regular file of at most [`KALLSYMS_CAP`] bytes is read (see
+    /// [`read_capped`]).
     pub fn read(path: &Path) -> Result<Self, ParseError> {
-        let data = std::fs::read(path).map_err(|e| ParseError::io(path, e))?;
+        let data = read_capped(path, KALLSYMS_CAP)?;
         Self::parse(path, &data)
     }
 
@@ -199,9 +227,14 @@ impl ProcKallsyms {
     /// and a line-level error for the first bad line (including a core line
     /// after module lines).
     pub fn parse(file: &Path, data: &[u8]) -> Result<Self, ParseError> {
+        Self::parse_limited(file, data, MAX_SYMBOLS)
+    }
+
+    /// [`ProcKallsyms::parse`] with at most `limit` symbols.
+    fn parse_limited(file: &Path, data: &[u8], limit: usize) -> Result<Self, ParseError> {
         let mut out = ProcKallsyms {
             // ~45 bytes per line on x86_64.
-            core: Vec::with_capacity(data.len() / 44),
+            core: Vec::with_capacity((data.len() / 44).min(limit)),
             ..Default::default()
         };
         let mut c = Cursor::new(data);
@@ -213,9 +246,15 @@ impl ProcKallsyms {
         let mut seen: HashSet<String> = HashSet::new();
         let mut pseudo_idx: HashMap<String, usize> = HashMap::new();
 
+        let mut count = 0usize;
+        let mut marks = Marks::default();
         while c.next_line() {
             let line = c.line;
             let err = |kind| ParseError::at(file, line, kind);
+            count += 1;
+            if count > limit {
+                return Err(err(ParseErrorKind::TooManySymbols { limit }));
+            }
             let s = match fast_sym_line(&mut c) {
                 Some(s) => s,
                 None => sym_line(&mut c, true).map_err(err)?,
@@ -237,6 +276,9 @@ impl ProcKallsyms {
                     return Err(err(ParseErrorKind::Unsorted { prev, addr: s.addr }));
                 }
                 prev = s.addr;
+                if let Some(slot) = marks.slot(&sym.name) {
+                    slot.get_or_insert(out.core.len());
+                }
                 out.core.push(sym);
                 continue;
             };
@@ -289,8 +331,124 @@ impl ProcKallsyms {
         if !any_nonzero {
             return Err(ParseError::whole(file, ParseErrorKind::ZeroedAddresses));
         }
+        if let Some((bad, anchor)) = core_out_of_range(&out.core, &marks) {
+            let (Some(b), Some(a)) = (out.core.get(bad), out.core.get(anchor)) else {
+                return Err(ParseError::whole(file, ParseErrorKind::Empty));
+            };
+            return Err(ParseError::at(
+                file,
+                core_line(data, bad),
+                ParseErrorKind::OutOfRange {
+                    name: lex::lossy_prefix(&b.name),
+                    addr: b.addr,
+                    anchor: lex::lossy_prefix(&a.name),
+                    anchor_line: core_line(data, anchor),
+                    anchor_addr: a.addr,
+                },
+            ));
+        }
         Ok(out)
     }
+}
+
+/// The 1-based line of core symbol `i`: core symbols are the first
+/// non-blank lines, one symbol each (only called once `data` parsed).
+fn core_line(data: &[u8], i: usize) -> usize {
+    let mut c = Cursor::new(data);
+    let mut seen = 0;
+    while c.next_line() {
+        if seen == i {
+            return c.line;
+        }
+        seen += 1;
+        c.skip_line();
+    }
+    c.line
+}
+
+/// Indexes of the first core symbols with the names
+/// [`core_out_of_range`] needs, noted while parsing.
+#[derive(Default)]
+struct Marks {
+    stext: Option<usize>,
+    percpu_start: Option<usize>,
+    percpu_end: Option<usize>,
+}
+
+impl Marks {
+    /// Where to note a symbol called `name`, if it is one of them.
+    #[inline(always)]
+    fn slot(&mut self, name: &[u8]) -> Option<&mut Option<usize>> {
+        match name {
+            b"_stext" => Some(&mut self.stext),
+            b"__per_cpu_start" => Some(&mut self.percpu_start),
+            b"__per_cpu_end" => Some(&mut self.percpu_end),
+            _ => None,
+        }
+    }
+}
+
+/// Finds a core symbol the kernel could not have stored: `(its index, the
+/// index of the symbol it is measured against)`.
+///
+/// `scripts/kallsyms` stores each core address as a 32-bit
+/// `kallsyms_offsets` entry relative to `kallsyms_relative_base`, the
+/// lowest address: up to 4 GiB above it; with
+/// `CONFIG_KALLSYMS_ABSOLUTE_PERCPU` (x86_64 SMP; visible as a
+/// `__per_cpu_start` below `_stext`) per-CPU symbols (`__per_cpu_start` to
+/// `__per_cpu_end`) are stored as absolute values below 2 GiB and every
+/// other symbol within 2 GiB above the base. A listing outside these
+/// bounds did not come from a kernel. The anchor is `_stext` (else the
+/// last symbol), as the text is what every kernel has; the first symbol too
+/// far from it is blamed, so a stray line far below the rest is named with
+/// its own line, not the next symbol's.
+///
+/// `core` is sorted (checked while parsing), so the per-CPU symbols are one
+/// run and the symbols too far below or above the anchor a prefix and a
+/// suffix: a few binary searches, no pass over the table.
+fn core_out_of_range(core: &[RawSymbol], marks: &Marks) -> Option<(usize, usize)> {
+    let n = core.len();
+    let anchor = marks.stext.or(n.checked_sub(1))?;
+    let anchor_addr = core.get(anchor)?.addr;
+    let addr_of = |i: Option<usize>| i.and_then(|i| core.get(i)).map(|s| s.addr);
+    let start = addr_of(marks.percpu_start);
+    let absolute = start.is_some_and(|s| s < anchor_addr);
+    let limit = if absolute {
+        i32::MAX as u64
+    } else {
+        u32::MAX as u64
+    };
+    // The run of per-CPU symbols stored as absolute values: [ex_lo, ex_hi).
+    let (ex_lo, ex_hi) = match (start, addr_of(marks.percpu_end)) {
+        (Some(s), Some(e)) if absolute => (
+            core.partition_point(|x| x.addr < s),
+            core.partition_point(|x| x.addr <= e),
+        ),
+        _ => (0, 0),
+    };
+    if ex_lo < ex_hi {
+        let over = core.partition_point(|x| x.addr <= i32::MAX as u64);
+        if over < ex_hi {
+            return Some((over.max(ex_lo), anchor));
+        }
+    }
+    let non_exempt = |i: usize| if i >= ex_lo && i < ex_hi { ex_hi } else { i };
+    let lowest = non_exempt(0);
+    let low = core.get(lowest)?;
+    if anchor_addr - low.addr.min(anchor_addr) > limit {
+        return Some((lowest, anchor));
+    }
+    let above = non_exempt(core.partition_point(|x| x.addr <= anchor_addr.saturating_add(limit)));
+    if above < n {
+        return Some((above, anchor));
+    }
+    // Each is within reach of the anchor; the whole span must fit too.
+    let highest = if ex_hi == n && ex_lo < ex_hi {
+        ex_lo.checked_sub(1)?
+    } else {
+        n - 1
+    };
+    (core.get(highest)?.addr - low.addr > limit).then_some((lowest, highest))
 }
 
 #[cfg(test)]
@@ -630,6 +788,89 @@ ffffffffc0400000 t kprobe_insn_page\t[__builtin__kprobes]
             }
         }
         assert!(taken > 500, "{taken}");
+    }
+
+    #[test]
+    fn empty_name_before_module_column() {
+        for s in [
+            "ffffffff81000000 T _stext\nffffffff81000010 T \t[mod]\n",
+            "ffffffff81000000 T _stext\nffffffff81000010 T [mod]\n",
+        ] {
+            let e = p(s).unwrap_err();
+            assert_eq!(e.line, Some(2), "{s:?}");
+            assert!(
+                matches!(
+                    e.kind,
+                    ParseErrorKind::Malformed {
+                        field: Field::Name,
+                        ..
+                    }
+                ),
+                "{s:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn core_symbol_far_from_the_rest() {
+        // Below: blamed on its own line and name.
+        let e = p("0000000000001000 T far\nffffffff81000000 T _stext\nffffffff81000010 t x\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(1));
+        let msg = e.to_string();
+        assert!(
+            msg.contains("\"far\" at 0x1000") && msg.contains("(line 2)"),
+            "{msg}"
+        );
+        // Above, after blank lines.
+        let e = p("00000000c1000000 T _stext\n\n00000000c1000010 t x\n\n0000000200000000 t y\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(5), "{e}");
+        // Within 4 GiB of _stext, but spanning more than 4 GiB in all.
+        let e = p("ffffffff01000000 t lo\nffffffff81000000 T _stext\n0000000000000000 t z\n");
+        assert!(e.is_err());
+        let ok = "ffffffff01000000 t lo\nffffffff81000000 T _stext\nffffffffff000000 t hi\n";
+        assert!(p(ok).is_ok());
+        let e = p("fffffffe81000001 t lo\nffffffff81000000 T _stext\nffffffffff000000 t hi\n")
+            .unwrap_err();
+        assert!(e.line == Some(1) || e.line == Some(3), "{e}");
+        // x86_64 SMP: absolute per-CPU symbols near 0 are fine...
+        let smp = "0000000000000000 A __per_cpu_start\n0000000000001000 A irq_stack\n\
+                   0000000000030000 A __per_cpu_end\nffffffff81000000 T _stext\n";
+        assert!(p(smp).is_ok());
+        // ...but not other symbols there.
+        let bad = "0000000000000000 A __per_cpu_start\n0000000000030000 A __per_cpu_end\n\
+                   0000000000040000 t stray\nffffffff81000000 T _stext\n";
+        assert_eq!(p(bad).unwrap_err().line, Some(3));
+        // Absolute per-CPU values must fit an int.
+        let big = "0000000000000000 A __per_cpu_start\n0000000080000000 A big\n\
+                   0000000090000000 A __per_cpu_end\nffffffff81000000 T _stext\n";
+        assert_eq!(p(big).unwrap_err().line, Some(2));
+        // With absolute per-CPU symbols, 2 GiB above the base at most.
+        let far = "0000000000000000 A __per_cpu_start\n0000000000030000 A __per_cpu_end\n\
+                   ffffffff01000000 t low\nffffffff81000000 T _stext\n";
+        assert_eq!(p(far).unwrap_err().line, Some(3));
+        let near = "0000000000000000 A __per_cpu_start\n0000000000030000 A __per_cpu_end\n\
+                    ffffffff01000001 t low\nffffffff81000000 T _stext\n";
+        assert!(p(near).is_ok());
+        // Every symbol but the anchor too far: the first is blamed.
+        let e = p("0000000000001000 t a\n0000000000002000 t b\nffffffff81000000 T _stext\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn symbol_count_is_capped() {
+        let text = "ffffffff81000000 T _stext\n\nffffffff81000001 t a\nffffffff81000002 t b\n";
+        let ok = ProcKallsyms::parse_limited(Path::new("k"), text.as_bytes(), 3).unwrap();
+        assert_eq!(ok.core.len(), 3);
+        let e = ProcKallsyms::parse_limited(Path::new("k"), text.as_bytes(), 2).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(matches!(
+            e.kind,
+            ParseErrorKind::TooManySymbols { limit: 2 }
+        ));
+        assert!(e.to_string().starts_with("k:4: more than 2 symbols"), "{e}");
     }
 
     #[test]

@@ -17,9 +17,10 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::error::{ParseError, ParseErrorKind};
-use super::kallsyms::ProcKallsyms;
+use super::kallsyms::{ModuleSymbols, ProcKallsyms};
 use super::layout::{parse_module_layout, ModuleLayout};
 use super::modules::{parse_proc_modules, ProcModule};
+use super::read::{read_capped, KALLSYMS_CAP, MODULES_CAP, SECTION_CAP};
 use super::sections::read_sections;
 use crate::owned::RawSymbol;
 
@@ -52,6 +53,10 @@ pub struct Machine {
     /// Modules: those with `/proc/kallsyms` symbols in that order, then
     /// those only in `/proc/modules`, then those only in the layout file.
     pub modules: Vec<MachineModule>,
+    /// The `/proc/kallsyms` symbols outside every module symtab (`[bpf]`,
+    /// `[__builtin__ftrace]`, `[__builtin__kprobes]`, and freed module init
+    /// functions ftrace remembers), as [`ProcKallsyms::pseudo`] has them.
+    pub pseudo: Vec<ModuleSymbols>,
     /// The root this was loaded from.
     pub root: PathBuf,
 }
@@ -69,17 +74,14 @@ fn is_not_found(e: &ParseError) -> bool {
     matches!(&e.kind, ParseErrorKind::Io(io) if io.kind() == io::ErrorKind::NotFound)
 }
 
-/// Reads a whole file; `Ok(None)` if it does not exist.
-fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ParseError> {
-    match fs::read(path) {
+/// Reads a whole regular file of at most `cap` bytes; `Ok(None)` if it does
+/// not exist.
+fn read_optional(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, ParseError> {
+    match read_capped(path, cap) {
         Ok(d) => Ok(Some(d)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ParseError::io(path, e)),
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(e),
     }
-}
-
-fn read_required(path: &Path) -> Result<Vec<u8>, ParseError> {
-    fs::read(path).map_err(|e| ParseError::io(path, e))
 }
 
 fn sections_dir(root: &Path, module: &str) -> PathBuf {
@@ -92,15 +94,15 @@ impl Machine {
     /// (see the module docs for which are optional).
     pub fn load(root: &Path) -> Result<Machine, ParseError> {
         let ks_path = root.join(KALLSYMS);
-        let ks = ProcKallsyms::parse(&ks_path, &read_required(&ks_path)?)?;
+        let ks = ProcKallsyms::parse(&ks_path, &read_capped(&ks_path, KALLSYMS_CAP)?)?;
 
         let mod_path = root.join(MODULES);
-        let procs = match read_optional(&mod_path)? {
+        let procs = match read_optional(&mod_path, MODULES_CAP)? {
             Some(d) => parse_proc_modules(&mod_path, &d)?,
             None => Vec::new(),
         };
         let layout_path = root.join(LAYOUT);
-        let layouts = match read_optional(&layout_path)? {
+        let layouts = match read_optional(&layout_path, MODULES_CAP)? {
             Some(d) => parse_module_layout(&layout_path, &d)?,
             None => Vec::new(),
         };
@@ -153,6 +155,7 @@ impl Machine {
         Ok(Machine {
             core: ks.core,
             modules,
+            pseudo: ks.pseudo,
             root: root.to_path_buf(),
         })
     }
@@ -165,42 +168,40 @@ impl Machine {
     /// files report size 0, so `fs::copy` would copy nothing) and parsed, so
     /// a bad source is reported under its own path. Section directories are
     /// copied only for modules listed in `proc/modules`.
+    ///
+    /// `to_dir` must not exist yet or be an empty directory (not a symlink
+    /// to one): a snapshot must never mix with stale files of another
+    /// machine. The files are written into a fresh private (0700) temporary
+    /// directory beside `to_dir`, with `O_EXCL` and mode 0600 (the
+    /// addresses are what kptr_restrict protects), verified, and renamed
+    /// onto `to_dir` in one step; on any error it is removed and `to_dir` is
+    /// left as it was. So nothing is written through a symlink, and a
+    /// snapshot is either complete or absent.
     pub fn capture(from_root: &Path, to_dir: &Path) -> Result<CaptureStats, ParseError> {
-        let mut stats = CaptureStats::default();
-        let mut put = |rel: &Path, data: &[u8]| -> Result<(), ParseError> {
-            let dest = to_dir.join(rel);
-            if let Some(parent) = dest.parent() {
-                fs::create_dir_all(parent).map_err(|e| ParseError::io(parent, e))?;
-            }
-            fs::write(&dest, data).map_err(|e| ParseError::io(&dest, e))?;
-            stats.files += 1;
-            stats.bytes += data.len() as u64;
-            Ok(())
-        };
-
         let ks_path = from_root.join(KALLSYMS);
-        let ks = read_required(&ks_path)?;
+        let ks = read_capped(&ks_path, KALLSYMS_CAP)?;
         ProcKallsyms::parse(&ks_path, &ks)?;
 
         let mod_path = from_root.join(MODULES);
-        let mods = read_optional(&mod_path)?;
+        let mods = read_optional(&mod_path, MODULES_CAP)?;
         let procs = match &mods {
             Some(d) => parse_proc_modules(&mod_path, d)?,
             None => Vec::new(),
         };
 
         let layout_path = from_root.join(LAYOUT);
-        let layout = read_optional(&layout_path)?;
+        let layout = read_optional(&layout_path, MODULES_CAP)?;
         if let Some(d) = &layout {
             parse_module_layout(&layout_path, d)?;
         }
 
-        put(Path::new(KALLSYMS), &ks)?;
-        if let Some(d) = &mods {
-            put(Path::new(MODULES), d)?;
+        let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+        files.push((PathBuf::from(KALLSYMS), ks));
+        if let Some(d) = mods {
+            files.push((PathBuf::from(MODULES), d));
         }
-        if let Some(d) = &layout {
-            put(Path::new(LAYOUT), d)?;
+        if let Some(d) = layout {
+            files.push((PathBuf::from(LAYOUT), d));
         }
         for p in &procs {
             let dir = sections_dir(from_root, &p.name);
@@ -217,41 +218,101 @@ impl Machine {
                 if ft.is_dir() {
                     continue;
                 }
-                let Some(data) = read_optional(&path)? else {
+                let Some(data) = read_optional(&path, SECTION_CAP)? else {
                     continue;
                 };
-                put(&rel_dir.join(ent.file_name()), &data)?;
+                files.push((rel_dir.join(ent.file_name()), data));
             }
         }
-        Machine::load(to_dir)?;
-        Ok(stats)
+        write_snapshot(to_dir, &files)
     }
+}
+
+/// `to_dir` must be absent or an empty directory.
+fn check_destination(to_dir: &Path) -> Result<(), ParseError> {
+    let refuse = |why: &str| {
+        ParseError::io(
+            to_dir,
+            io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                std::format!("{why}; capture writes only into a new or empty directory"),
+            ),
+        )
+    };
+    match fs::symlink_metadata(to_dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ParseError::io(to_dir, e)),
+        Ok(m) if m.file_type().is_symlink() => Err(refuse("is a symbolic link")),
+        Ok(m) if !m.is_dir() => Err(refuse("exists and is not a directory")),
+        Ok(_) => {
+            let mut rd = fs::read_dir(to_dir).map_err(|e| ParseError::io(to_dir, e))?;
+            match rd.next() {
+                None => Ok(()),
+                Some(_) => Err(refuse("is not empty")),
+            }
+        }
+    }
+}
+
+/// Writes `files` (relative path, contents) into a private temporary
+/// directory beside `to_dir`, verifies it loads, and renames it onto
+/// `to_dir`.
+fn write_snapshot(to_dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<CaptureStats, ParseError> {
+    use std::os::unix::fs::OpenOptionsExt;
+
+    check_destination(to_dir)?;
+    let parent = match to_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".kallsyms-capture-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir_in(parent)
+        .map_err(|e| ParseError::io(parent, e))?;
+    let mut stats = CaptureStats::default();
+    for (rel, data) in files {
+        let dest = tmp.path().join(rel);
+        if let Some(dir) = dest.parent() {
+            fs::create_dir_all(dir).map_err(|e| ParseError::io(dir, e))?;
+        }
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&dest)
+            .map_err(|e| ParseError::io(&dest, e))?;
+        io::Write::write_all(&mut f, data).map_err(|e| ParseError::io(&dest, e))?;
+        stats.files += 1;
+        stats.bytes += data.len() as u64;
+    }
+    Machine::load(tmp.path())?;
+    // Replaces an empty directory, fails on anything else (ENOTEMPTY if a
+    // file appeared since the check, ENOTDIR for a symlink); `tmp` is
+    // removed on failure when it drops.
+    fs::rename(tmp.path(), to_dir).map_err(|e| ParseError::io(to_dir, e))?;
+    // Renamed away: nothing left to clean up.
+    let _ = tmp.keep();
+    Ok(stats)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    struct TempDir(PathBuf);
+    /// A private scratch directory (random name), removed when the second
+    /// field drops.
+    struct TempDir(PathBuf, #[allow(dead_code)] tempfile::TempDir);
     impl TempDir {
-        fn new(tag: &str) -> Self {
-            let p = std::env::temp_dir().join(std::format!(
-                "kallsyms-fast-machine-{tag}-{}",
-                std::process::id()
-            ));
-            let _ = fs::remove_dir_all(&p);
-            fs::create_dir_all(&p).unwrap();
-            TempDir(p)
+        fn new(_tag: &str) -> Self {
+            let t = tempfile::tempdir().unwrap();
+            TempDir(t.path().to_path_buf(), t)
         }
         fn write(&self, rel: &str, data: &str) {
             let p = self.0.join(rel);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(p, data).unwrap();
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
         }
     }
 
@@ -340,5 +401,59 @@ mod tests {
         let e = Machine::capture(&src.0, &dst.0).unwrap_err();
         assert!(matches!(e.kind, ParseErrorKind::Empty));
         assert!(e.file.starts_with(&src.0));
+    }
+
+    #[test]
+    fn capture_destination_rules() {
+        use std::string::ToString;
+        let src = TempDir::new("capsrc");
+        src.write(KALLSYMS, KS);
+        let scratch = TempDir::new("capdst");
+        let leftovers = |dir: &Path| {
+            fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .filter(|n| n.starts_with(".kallsyms-capture-"))
+                .count()
+        };
+
+        // A new directory: created, private.
+        let fresh = scratch.0.join("fresh");
+        assert_eq!(Machine::capture(&src.0, &fresh).unwrap().files, 1);
+        assert!(fresh.join(KALLSYMS).is_file());
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&fresh.join(KALLSYMS)), 0o600);
+        assert_eq!(mode(&fresh), 0o700);
+
+        // Non-empty (here: the previous snapshot): refused, untouched.
+        let e = Machine::capture(&src.0, &fresh).unwrap_err();
+        assert!(e.to_string().contains("is not empty"), "{e}");
+        assert_eq!(fs::read(fresh.join(KALLSYMS)).unwrap(), KS.as_bytes());
+
+        // A stale file or a planted symlink inside: refused, nothing written
+        // through the link.
+        let planted = scratch.0.join("planted");
+        fs::create_dir_all(planted.join("proc")).unwrap();
+        let victim = scratch.0.join("victim");
+        fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, planted.join(KALLSYMS)).unwrap();
+        let e = Machine::capture(&src.0, &planted).unwrap_err();
+        assert!(e.to_string().contains("is not empty"), "{e}");
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+
+        // DIR itself a symlink to an empty directory: refused.
+        let empty = scratch.0.join("empty");
+        fs::create_dir(&empty).unwrap();
+        let link = scratch.0.join("link");
+        std::os::unix::fs::symlink(&empty, &link).unwrap();
+        let e = Machine::capture(&src.0, &link).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
+
+        // An existing empty directory is fine.
+        Machine::capture(&src.0, &empty).unwrap();
+        assert!(empty.join(KALLSYMS).is_file());
+        assert_eq!(leftovers(&scratch.0), 0);
     }
 }

@@ -10,7 +10,9 @@
 //!
 //! All parsers work on a byte slice with a hand-written scanner (no regex,
 //! no per-line allocation beyond the symbol name), never panic on input,
-//! and report problems as a [`ParseError`] naming the file and line.
+//! and report problems as a [`ParseError`] naming the file and line. Files
+//! are read with [`read_capped`]: regular files only (a FIFO or a device is
+//! refused without blocking), up to a cap per kind of file.
 
 pub mod error;
 pub mod kallsyms;
@@ -19,6 +21,7 @@ mod lex;
 pub mod machine;
 pub mod modules;
 pub mod nm;
+pub mod read;
 pub mod sections;
 
 pub use error::{Field, ParseError, ParseErrorKind};
@@ -27,6 +30,7 @@ pub use layout::{parse_module_layout, ModuleLayout, MOD_MEM_NUM_TYPES, MOD_MEM_T
 pub use machine::{CaptureStats, Machine, MachineModule};
 pub use modules::{parse_proc_modules, read_proc_modules, ModuleState, ProcModule};
 pub use nm::{parse_nm, read_nm};
+pub use read::{read_capped, KALLSYMS_CAP, MODULES_CAP, SECTION_CAP};
 pub use sections::{parse_section_address, read_sections};
 
 #[cfg(test)]

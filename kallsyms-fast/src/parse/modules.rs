@@ -62,7 +62,7 @@ pub struct ProcModule {
 
 /// Reads and parses `/proc/modules`.
 pub fn read_proc_modules(path: &Path) -> Result<Vec<ProcModule>, ParseError> {
-    let data = std::fs::read(path).map_err(|e| ParseError::io(path, e))?;
+    let data = super::read::read_capped(path, super::read::MODULES_CAP)?;
     parse_proc_modules(path, &data)
 }
 

@@ -15,7 +15,7 @@ use crate::owned::RawSymbol;
 
 /// Reads and parses an `nm -n` listing or `System.map`.
 pub fn read_nm(path: &Path) -> Result<Vec<RawSymbol>, ParseError> {
-    let data = std::fs::read(path).map_err(|e| ParseError::io(path, e))?;
+    let data = super::read::read_capped(path, super::read::KALLSYMS_CAP)?;
     parse_nm(path, &data)
 }
 

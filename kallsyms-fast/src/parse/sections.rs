@@ -61,7 +61,7 @@ pub fn read_sections(dir: &Path) -> Result<Vec<(String, u64)>, ParseError> {
                 },
             ));
         };
-        let data = std::fs::read(&path).map_err(|e| ParseError::io(&path, e))?;
+        let data = super::read::read_capped(&path, super::read::SECTION_CAP)?;
         let addr = parse_section_address(&path, &data)?;
         out.push((name, addr));
     }

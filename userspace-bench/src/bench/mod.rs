@@ -6,7 +6,7 @@ mod report;
 mod timing;
 mod workloads;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule};
 use kallsyms_fast::module::{MemRegion, ModuleLayout, MOD_TEXT};
 use kallsyms_fast::name::NameBuf;
 
-use kallsyms_fast::parse::ProcKallsyms;
+use kallsyms_fast::parse::{read_capped, ProcKallsyms, KALLSYMS_CAP};
 
 use crate::blaze::Blaze;
 use crate::load::{load, Loaded};
@@ -38,31 +38,66 @@ pub struct Options {
     pub quick: bool,
 }
 
+/// Where the benchmarked table came from.
+struct Source {
+    /// Description for the report.
+    label: String,
+    /// The kallsyms file, for blazesym (which reads a path).
+    path: PathBuf,
+    /// Keeps the private directory holding the unpacked sample alive;
+    /// removed, with the sample, when the run ends.
+    _sample_dir: Option<tempfile::TempDir>,
+}
+
 /// Loads the root, or the embedded sample when the live table is unusable.
-fn load_or_sample(opts: &Options) -> Result<(Loaded, String, PathBuf), String> {
+///
+/// The sample is unpacked into a fresh private directory (`tempfile`: a
+/// random name, mode 0700, created with `O_EXCL` semantics) that is removed
+/// when the run ends, never under a predictable name another user could
+/// plant a symlink at.
+fn load_or_sample(opts: &Options) -> Result<(Loaded, Source), String> {
     match load(&opts.root) {
         Ok(l) => {
             let path = opts.root.join("proc/kallsyms");
-            Ok((l, path.display().to_string(), path))
+            let label = path.display().to_string();
+            Ok((
+                l,
+                Source {
+                    label,
+                    path,
+                    _sample_dir: None,
+                },
+            ))
         }
         Err(e) if opts.root == Path::new("/") => {
             eprintln!("kallsyms-bench: {e}");
             eprintln!("kallsyms-bench: using the embedded sample table instead (see --help)");
-            let dir =
-                std::env::temp_dir().join(format!("kallsyms-bench-sample-{}", std::process::id()));
-            std::fs::create_dir_all(dir.join("proc"))
-                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            let dir = tempfile::Builder::new()
+                .prefix("kallsyms-bench-sample-")
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+                .tempdir()
+                .map_err(|e| format!("creating a temporary directory: {e}"))?;
+            let proc = dir.path().join("proc");
+            std::fs::create_dir(&proc).map_err(|e| format!("{}: {e}", proc.display()))?;
             let mut text = Vec::new();
             flate2::read::GzDecoder::new(SAMPLE)
                 .read_to_end(&mut text)
                 .map_err(|e| format!("embedded sample: {e}"))?;
-            let path = dir.join("proc/kallsyms");
-            std::fs::write(&path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
-            let l = load(&dir)?;
+            let path = proc.join("kallsyms");
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(&text))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let l = load(dir.path())?;
             Ok((
                 l,
-                "embedded sample (Linux 6.18.44 x86_64, 122k symbols)".into(),
-                path,
+                Source {
+                    label: "embedded sample (Linux 6.18.44 x86_64, 122k symbols)".into(),
+                    path,
+                    _sample_dir: Some(dir),
+                },
             ))
         }
         Err(e) => Err(e),
@@ -96,10 +131,20 @@ fn big_module(l: &Loaded, rng: &mut Rng) -> Result<(Mirror, usize, bool), String
 /// the kernel's cost of generating /proc/kallsyms is not counted: our
 /// parser (read + parse) and blazesym's symbolizer creation (which reads
 /// and parses on first use). Median of `rounds`.
+///
+/// The copy holds real kernel addresses when run as root, so it is a
+/// `tempfile` (random name, `O_EXCL`, mode 0600), removed when this returns
+/// or fails.
 fn parse_race(kallsyms: &Path, rounds: usize) -> Result<(Duration, Option<Duration>), String> {
-    let text = std::fs::read(kallsyms).map_err(|e| format!("{}: {e}", kallsyms.display()))?;
-    let copy = std::env::temp_dir().join(format!("kallsyms-bench-copy-{}", std::process::id()));
-    std::fs::write(&copy, &text).map_err(|e| format!("{}: {e}", copy.display()))?;
+    let text = read_capped(kallsyms, KALLSYMS_CAP).map_err(|e| e.to_string())?;
+    let mut copy = tempfile::Builder::new()
+        .prefix("kallsyms-bench-copy-")
+        .tempfile()
+        .map_err(|e| format!("creating a temporary file: {e}"))?;
+    copy.write_all(&text)
+        .and_then(|()| copy.flush())
+        .map_err(|e| format!("{}: {e}", copy.path().display()))?;
+    let copy_path = copy.path();
     let median = |mut v: Vec<Duration>| {
         v.sort();
         v[v.len() / 2]
@@ -108,23 +153,23 @@ fn parse_race(kallsyms: &Path, rounds: usize) -> Result<(Duration, Option<Durati
     let mut theirs = Vec::new();
     for _ in 0..rounds {
         let t = Instant::now();
-        let parsed = ProcKallsyms::read(&copy).map_err(|e| e.to_string())?;
+        let parsed = ProcKallsyms::read(copy_path).map_err(|e| e.to_string())?;
         ours.push(t.elapsed());
         std::hint::black_box(parsed);
         let t = Instant::now();
-        if let Ok(b) = Blaze::new(&copy) {
+        if let Ok(b) = Blaze::new(copy_path) {
             theirs.push(t.elapsed());
             std::hint::black_box(b);
         }
     }
-    let _ = std::fs::remove_file(&copy);
     let blaze = (!theirs.is_empty()).then(|| median(theirs));
     Ok((median(ours), blaze))
 }
 
 /// Runs the benchmark and prints the report.
 pub fn run(opts: &Options) -> Result<(), String> {
-    let (loaded, source, kallsyms_path) = load_or_sample(opts)?;
+    let (loaded, source) = load_or_sample(opts)?;
+    let kallsyms_path = &source.path;
     let m = &loaded.mirror;
     let core = &loaded.machine.core;
     let n = m.tables().offsets.len();
@@ -135,16 +180,19 @@ pub fn run(opts: &Options) -> Result<(), String> {
     };
     let mut rng = Rng::new(0x6b61_6c6c_7379_6d73);
 
-    eprintln!("kallsyms-bench: {n} symbols from {source}; blazesym parsing the same file...");
-    let (ours_parse, blaze_parse) = parse_race(&kallsyms_path, 5)?;
-    let blaze = Blaze::new(&kallsyms_path);
+    eprintln!(
+        "kallsyms-bench: {n} symbols from {}; blazesym parsing the same file...",
+        source.label
+    );
+    let (ours_parse, blaze_parse) = parse_race(kallsyms_path, 5)?;
+    let blaze = Blaze::new(kallsyms_path);
     if let Err(e) = &blaze {
         eprintln!("kallsyms-bench: blazesym unavailable: {e}");
     }
     let blaze = blaze.ok();
 
     let mut report = Report::new(
-        &source,
+        &source.label,
         &loaded,
         ours_parse,
         blaze.as_ref().and(blaze_parse),
