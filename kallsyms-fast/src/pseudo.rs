@@ -17,8 +17,8 @@
 //! text above is known only in part: an address at a symbol's start is
 //! inside it (offset 0, and `%ps` prints the name), but for any other
 //! address, and for the size `%pS` prints, the listing says nothing. The
-//! lookup therefore reports what it knows ([`PseudoHit`]) and lets the
-//! caller refuse to guess. (`ftrace_mod_get_kallsym()` also lists the first
+//! lookup therefore reports what it knows ([`PseudoHit`]), including the
+//! distance to the next listed symbol, which bounds the size. (`ftrace_mod_get_kallsym()` also lists the first
 //! recorded function of each module twice and never the last one, so an
 //! address in that last function cannot be told from a raw one either.)
 //!
@@ -66,6 +66,9 @@ pub enum PseudoHit<'a> {
         sym: &'a PseudoSymbol,
         /// `addr - sym.addr`.
         offset: u64,
+        /// Distance from `sym.addr` to the next listed symbol of any kind:
+        /// an upper bound of the symbol's size (`None` when none follows).
+        room: Option<u64>,
     },
 }
 
@@ -140,9 +143,11 @@ impl PseudoSymbols {
                 .and_then(|k| self.fences.get(k))
                 .is_none_or(|&last| last <= sym.addr);
             if bounded {
+                let room = self.fences.get(j).map(|&next| next - sym.addr);
                 return PseudoHit::Within {
                     sym,
                     offset: addr - sym.addr,
+                    room,
                 };
             }
         }
@@ -181,14 +186,14 @@ mod tests {
             [0x9000],
         );
         assert!(matches!(p.lookup(0xfff), PseudoHit::None));
-        let PseudoHit::Within { sym, offset } = p.lookup(0x1000) else {
+        let PseudoHit::Within { sym, offset, .. } = p.lookup(0x1000) else {
             panic!()
         };
         assert_eq!(
             (sym.name.as_slice(), offset, sym.kind),
             (&b"bpf_prog_a"[..], 0, PseudoKind::Bpf)
         );
-        let PseudoHit::Within { sym, offset } = p.lookup(0x3010) else {
+        let PseudoHit::Within { sym, offset, .. } = p.lookup(0x3010) else {
             panic!()
         };
         assert_eq!((sym.name.as_slice(), offset), (&b"bpf_prog_b"[..], 0x10));
@@ -200,7 +205,7 @@ mod tests {
         ));
         assert!(matches!(p.lookup(0x5000), PseudoHit::None));
         assert!(matches!(p.lookup(0x7fff), PseudoHit::None));
-        let PseudoHit::Within { sym, offset } = p.lookup(0x8004) else {
+        let PseudoHit::Within { sym, offset, .. } = p.lookup(0x8004) else {
             panic!()
         };
         assert_eq!(
@@ -212,7 +217,7 @@ mod tests {
         let only_init =
             PseudoSymbols::new([("m", &init[..]), ("__builtin__ftrace", &tramp[..])], []);
         assert!(matches!(only_init.lookup(0x5000), PseudoHit::None));
-        let PseudoHit::Within { sym, offset } = only_init.lookup(0x8000) else {
+        let PseudoHit::Within { sym, offset, .. } = only_init.lookup(0x8000) else {
             panic!()
         };
         assert_eq!(
