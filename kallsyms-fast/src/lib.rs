@@ -20,7 +20,7 @@ pub mod format;
 pub mod linear;
 pub mod loader;
 pub mod mainline;
-#[cfg(feature = "alloc")]
+#[cfg(all(feature = "alloc", feature = "name-index"))]
 pub mod mirror;
 pub mod module;
 pub mod name;
