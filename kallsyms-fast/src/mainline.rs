@@ -10,8 +10,8 @@
 //! that every table access is checked (a malformed table gives `None`, where
 //! the kernel would read out of bounds).
 
-use crate::name::{expand_symbol, skip_record, NameBuf};
-use crate::tables::{KallsymsTables, Sections, MARKER_STRIDE};
+use crate::name::{expand_symbol, record_offset, NameBuf};
+use crate::tables::{KallsymsTables, Sections};
 
 /// Position, size and offset of the symbol covering an address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,12 +78,7 @@ impl<'a> Mainline<'a> {
     /// `get_symbol_offset()`: byte offset in `kallsyms_names` of record `pos`,
     /// found by walking from the nearest marker.
     pub fn get_symbol_offset(&self, pos: usize) -> Option<usize> {
-        let t = &self.tables;
-        let mut off = *t.markers.get(pos / MARKER_STRIDE)? as usize;
-        for _ in 0..pos % MARKER_STRIDE {
-            off = skip_record(t, off)?;
-        }
-        Some(off)
+        record_offset(&self.tables, pos)
     }
 
     /// The core-kernel part of `kallsyms_lookup_buildid()`: `None` when

@@ -1,6 +1,6 @@
 //! Symbol names: a fixed buffer and the kernel's token expansion.
 
-use crate::tables::{KallsymsTables, KSYM_NAME_LEN};
+use crate::tables::{KallsymsTables, KSYM_NAME_LEN, MARKER_STRIDE};
 
 /// A symbol name in a fixed `KSYM_NAME_LEN` buffer, like the kernel's
 /// `char namebuf[KSYM_NAME_LEN]` (at most 511 bytes plus room for the NUL).
@@ -159,6 +159,20 @@ pub fn name_equals(t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bo
         }
     }
     Some(rest.is_empty())
+}
+
+/// `get_symbol_offset()`: the byte offset of record `pos` in
+/// `kallsyms_names`, found as the kernel finds it: from the marker of its
+/// block of 256, skip up to 255 records one by one. The one copy of this
+/// walk: the mainline port, the index builders and the fast path's
+/// fallback all call it.
+#[inline]
+pub fn record_offset(t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
+    let mut off = usize::try_from(*t.markers.get(pos / MARKER_STRIDE)?).ok()?;
+    for _ in 0..pos % MARKER_STRIDE {
+        off = skip_record(t, off)?;
+    }
+    Some(off)
 }
 
 /// Skips one record starting at `off`; returns the offset of the next one.

@@ -26,7 +26,7 @@
 //! symbol for `name_delta`: at most 4 bytes per symbol in total.
 
 use crate::mainline::SymbolPos;
-use crate::name::skip_record;
+use crate::name::{record_offset, skip_record};
 use crate::tables::{KallsymsTables, Sections, TableError, MARKER_STRIDE};
 
 /// Sizes of the storage an [`AddrIndex`] needs for one table.
@@ -93,15 +93,6 @@ pub struct AddrIndex<'a> {
     name_delta: &'a [u16],
 }
 
-/// Record offset of `pos`, walking from its marker.
-fn offset_by_walk(t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
-    let mut off = *t.markers.get(pos / MARKER_STRIDE)? as usize;
-    for _ in 0..pos % MARKER_STRIDE {
-        off = skip_record(t, off)?;
-    }
-    Some(off)
-}
-
 /// First position in `lo..hi` for which `pred(address)` is false (addresses
 /// ascend). A position whose address cannot be read counts as false.
 #[inline]
@@ -148,7 +139,7 @@ pub fn build_addr_index<'a>(
     // the record offset of each bucket's first position.
     let mut pos = layout.first;
     let mut group_first = layout.first;
-    let mut off = offset_by_walk(t, layout.first).ok_or(TableError::BadNameRecord {
+    let mut off = record_offset(t, layout.first).ok_or(TableError::BadNameRecord {
         pos: layout.first as u32,
     })?;
     let mut off_pos = layout.first;
@@ -282,16 +273,12 @@ impl<'a> AddrIndex<'a> {
     /// Byte offset of record `pos` in `kallsyms_names`, without the walk.
     #[inline]
     pub fn name_offset(&self, t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
-        let base = *t.markers.get(pos / MARKER_STRIDE)? as usize;
         let d = *self.name_delta.get(pos)?;
-        if d != u16::MAX {
-            return Some(base + d as usize);
+        if d == u16::MAX {
+            return record_offset(t, pos);
         }
-        let mut off = base;
-        for _ in 0..pos % MARKER_STRIDE {
-            off = skip_record(t, off)?;
-        }
-        Some(off)
+        let base = usize::try_from(*t.markers.get(pos / MARKER_STRIDE)?).ok()?;
+        base.checked_add(usize::from(d))
     }
 }
 
