@@ -38,7 +38,7 @@ use kallsyms_fast::fast::{collect_module_candidates, find_in_index, sort_module_
 use kallsyms_fast::module::{MemRegion, ModuleHit, ModuleLayout, ModuleSymtab, MOD_MEM_NUM_TYPES};
 use kallsyms_fast::KSYM_NAME_LEN;
 
-use crate::{KvSlice, Zeroed};
+use crate::kvslice::{KvSlice, Zeroed};
 
 /// `__module_address()`: the module containing an address, or NULL.
 pub(crate) type ModuleAddressFn = unsafe extern "C" fn(u64) -> *mut c_void;
