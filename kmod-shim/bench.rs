@@ -102,17 +102,13 @@ pub(crate) extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
                 nc += 1;
             }
         } else if nm < BENCH_MODULE_ADDRS {
-            // Only addresses of live modules, with their index built.
-            let indexed = |x| {
-                matches!(
-                    mod_index::lookup(s.module_address, x, s.sections.all_symbols, |_, _| ()),
-                    ModAnswer::Indexed(())
-                )
-            };
-            if !indexed(x) {
-                mod_index::build_now(x);
-            }
-            if indexed(x) {
+            // Only addresses of live modules with an index (built when they
+            // went live, or by the loader).
+            let indexed = matches!(
+                mod_index::lookup(s.module_address, x, s.sections.all_symbols, |_, _| ()),
+                ModAnswer::Indexed(())
+            );
+            if indexed {
                 mod_buf.as_mut_slice()[nm] = x;
                 nm += 1;
             }

@@ -69,8 +69,9 @@ pub(crate) fn shim_sprint_any(
 }
 
 /// `check` write: whitespace-separated hex addresses. For each, the `%pS`
-/// text built from the shim's indexes (core, or a live module's index,
-/// built on demand) must equal the stock `sprint_symbol()`. Counts go to
+/// text built from the shim's indexes (core, or a live module's index)
+/// must equal the stock `sprint_symbol()`; an address the indexes cannot
+/// answer (a module without an index) counts as unserved. Counts go to
 /// `status`. Called under `kfs_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
@@ -91,12 +92,7 @@ pub(crate) extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
             return errno(EINVAL);
         };
         out.clear();
-        let mut served = shim_sprint_any(s, addr, &mut out, &mut name);
-        if served.is_none() {
-            mod_index::build_now(addr);
-            out.clear();
-            served = shim_sprint_any(s, addr, &mut out, &mut name);
-        }
+        let served = shim_sprint_any(s, addr, &mut out, &mut name);
         st.check.total += 1;
         match served {
             None => {

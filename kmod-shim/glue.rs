@@ -14,6 +14,7 @@ extern "C" {
     pub(crate) fn kfs_collect_stack_addrs(out: *mut u64, max: usize) -> usize;
     pub(crate) fn kfs_glue_init() -> c_int;
     pub(crate) fn kfs_glue_exit();
+    pub(crate) fn kfs_index_live_modules();
 }
 
 /// `cond_resched()`: bench and check loops run in process context (a

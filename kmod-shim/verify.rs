@@ -15,7 +15,7 @@ use kallsyms_fast::{KallsymsTables, Sections};
 use kernel::prelude::*;
 
 use crate::errno;
-use crate::glue::{kfs_cond_resched, kfs_sprint_symbol, now};
+use crate::glue::{kfs_cond_resched, kfs_index_live_modules, kfs_sprint_symbol, now};
 use crate::kvslice::KvSlice;
 use crate::loader::refuse;
 use crate::loader::{parse_input, Refusal, FUNC_SYMS, TABLE_SYMS};
@@ -314,6 +314,11 @@ pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
                 core::str::from_utf8(&st.verified).unwrap_or("")
             );
             STATE.store(KBox::into_raw(shim), Ordering::Release);
+            // Modules that went live before now had no notifier run that
+            // could index them.
+            // SAFETY: process context (a debugfs write); takes
+            // `kfs_mod_lock`, which is never held while taking `kfs_lock`.
+            unsafe { kfs_index_live_modules() };
             0
         }
         Err(r) => {
