@@ -6,7 +6,8 @@
  *  - the livepatch structures replacing lookup_symbol_name() and the
  *    sprint_symbol() family (%pS, %ps, %pB),
  *  - the debugfs files (kallsyms_fast/{load,ctl,check,status}),
- *  - the module notifier and the work item building module indexes,
+ *  - the module notifier, which builds and drops module indexes, and the
+ *    walk over the modules already live when the tables are loaded,
  *  - kfs_module_view(): the fields of struct module a lookup reads,
  *  - one-line wrappers of kernel helpers the Rust side calls.
  */
@@ -37,9 +38,11 @@
 #define KFS_STATUS_MAX	4096
 /* Frames per task the bench takes: enough for 10000 tasks in 64K slots. */
 #define KFS_STACK_FRAMES	6
+/* Bound on the module list walk (a list can change while it is walked). */
+#define KFS_WALK_MAX	65536
 
 static DEFINE_MUTEX(kfs_lock);
-/* Serialises module index builds against the module notifier. */
+/* Serialises module index builds and drops (notifier and loader). */
 static DEFINE_MUTEX(kfs_mod_lock);
 static struct dentry *kfs_dir;
 static bool kfs_patch_used;
@@ -183,30 +186,32 @@ void kfs_synchronize_rcu(void)
 
 /*
  * The module containing @addr, as lookup_module_symbol_name() would find
- * it, read into @v. Call with preemption disabled (what __module_address()
- * asserts); everything @v points to stays valid until preemption is enabled
- * again, because free_module() waits for an RCU grace period.
+ * it, read into @v: its core_kallsyms (what an index is built from and
+ * keyed by) and whether mod->kallsyms points there yet (do_init_module()
+ * switches it after the LIVE notification). Call with preemption disabled
+ * (what __module_address() asserts); everything @v points to stays valid
+ * until preemption is enabled again, because free_module() waits for an
+ * RCU grace period.
  */
 bool kfs_module_view(kfs_module_address_t find, unsigned long addr,
 		     struct kfs_mod_view *v)
 {
 	struct module *mod = find(addr);
-	struct mod_kallsyms *ks;
+	struct mod_kallsyms *core;
 
 	BUILD_BUG_ON(ARRAY_SIZE(v->mem) != MOD_MEM_NUM_TYPES);
 	BUILD_BUG_ON(sizeof(Elf_Sym) != 24);
 	if (!mod)
 		return false;
-	ks = rcu_dereference_sched(mod->kallsyms);
-	if (!ks)
-		return false;
+	core = &mod->core_kallsyms;
 	v->mod = mod;
-	v->kallsyms = ks;
-	v->symtab = ks->symtab;
-	v->strtab = ks->strtab;
+	v->kallsyms = core;
+	v->symtab = core->symtab;
+	v->strtab = core->strtab;
 	v->name = mod->name;
-	v->num_symtab = ks->num_symtab;
+	v->num_symtab = core->num_symtab;
 	v->live = READ_ONCE(mod->state) == MODULE_STATE_LIVE;
+	v->serving = rcu_dereference_sched(mod->kallsyms) == core;
 	for_each_mod_mem_type(type) {
 		v->mem[type][0] = (unsigned long)mod->mem[type].base;
 		v->mem[type][1] = mod->mem[type].size;
@@ -214,25 +219,40 @@ bool kfs_module_view(kfs_module_address_t find, unsigned long addr,
 	return true;
 }
 
-static void kfs_build_fn(struct work_struct *work)
+/*
+ * Up to @max live modules, as addresses inside each (its struct module).
+ * The module list is not exported, but this module is on it: walk it from
+ * THIS_MODULE under RCU (preemption disabled, as kallsyms walks it). The
+ * list head is the only node that is no module's list entry, which
+ * @find (__module_address) tells apart.
+ */
+size_t kfs_live_modules(kfs_module_address_t find, unsigned long *out,
+			size_t max)
+{
+	struct list_head *pos;
+	struct module *mod;
+	size_t n = 0, steps = 0;
+
+	preempt_disable();
+	for (pos = rcu_dereference_sched(list_next_rcu(&THIS_MODULE->list));
+	     pos != &THIS_MODULE->list && n < max && steps < KFS_WALK_MAX;
+	     pos = rcu_dereference_sched(list_next_rcu(pos)), steps++) {
+		mod = find((unsigned long)pos);
+		if (!mod || &mod->list != pos)
+			continue;	/* the list head */
+		if (READ_ONCE(mod->state) == MODULE_STATE_LIVE)
+			out[n++] = (unsigned long)mod;
+	}
+	preempt_enable();
+	return n;
+}
+
+/* The tables were just published: index the modules already live. */
+void kfs_index_live_modules(void)
 {
 	mutex_lock(&kfs_mod_lock);
-	kfs_rust_build_pending();
+	kfs_rust_index_live_modules();
 	mutex_unlock(&kfs_mod_lock);
-}
-
-static DECLARE_WORK(kfs_build_work, kfs_build_fn);
-
-/* A lookup missed a module index: build it in process context. */
-void kfs_request_build(void)
-{
-	if (!in_nmi())
-		schedule_work(&kfs_build_work);
-}
-
-void kfs_flush_builds(void)
-{
-	flush_work(&kfs_build_work);
 }
 
 static char *kfs_copy_in(const char __user *ubuf, size_t count)
@@ -410,7 +430,6 @@ void kfs_glue_exit(void)
 	 */
 	debugfs_remove_recursive(kfs_dir);
 	unregister_module_notifier(&kfs_module_nb);
-	cancel_work_sync(&kfs_build_work);
 }
 
 MODULE_INFO(livepatch, "Y");

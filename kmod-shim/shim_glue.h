@@ -17,12 +17,13 @@ typedef struct module *(*kfs_module_address_t)(unsigned long addr);
  */
 struct kfs_mod_view {
 	const void *mod;		/* identity of the module */
-	const void *kallsyms;		/* identity of its symtab version */
-	const void *symtab;		/* Elf64_Sym[num_symtab] */
+	const void *kallsyms;		/* &mod->core_kallsyms */
+	const void *symtab;		/* its Elf64_Sym[num_symtab] */
 	const char *strtab;
 	const char *name;		/* mod->name */
 	u64 num_symtab;
 	u64 live;			/* state == MODULE_STATE_LIVE */
+	u64 serving;			/* mod->kallsyms == kallsyms */
 	u64 mem[7][2];			/* mod->mem[type]: base, size */
 };
 
@@ -36,7 +37,7 @@ int kfs_rust_sprint(char *buffer, size_t len, unsigned long address,
 		    long symbol_offset, bool add_offset);
 size_t kfs_rust_status(char *buf, size_t len);
 void kfs_rust_modules_changed(unsigned long event, const void *mod);
-void kfs_rust_build_pending(void);
+void kfs_rust_index_live_modules(void);
 
 /* Implemented in shim_glue.c, called from shim_main.rs. */
 int kfs_glue_init(void);
@@ -53,7 +54,8 @@ void kfs_preempt_enable(void);
 void kfs_synchronize_rcu(void);
 bool kfs_module_view(kfs_module_address_t find, unsigned long addr,
 		     struct kfs_mod_view *v);
-void kfs_request_build(void);
-void kfs_flush_builds(void);
+size_t kfs_live_modules(kfs_module_address_t find, unsigned long *out,
+			size_t max);
+void kfs_index_live_modules(void);
 
 #endif /* KFS_SHIM_GLUE_H */

@@ -122,7 +122,8 @@ fn build_initramfs(ko: &Path, loader: &Path, test_kos: &[PathBuf]) -> Result<Pat
     );
     // The harness's test modules: ksym_truth's load/unload events during
     // the cycles exercise the notifier; ksym_many's kthreads sleep in a
-    // module for the scale bench.
+    // module for the scale bench; ksym_ctx prints %pS from scheduler-lock,
+    // hard-irq, work-item and NMI contexts.
     for other in test_kos {
         let name = other.file_name().unwrap_or_default().to_string_lossy();
         c.entry(
@@ -306,6 +307,44 @@ fn report_scale(dir: &Path, scale: u32) -> Vec<String> {
     fails
 }
 
+/// Reports the console must not have: oopses, warnings and lockdep's
+/// (`WARNING: possible recursive locking detected`, `BUG: sleeping function
+/// called from invalid context`, `INFO: lockdep is turned off`, ...).
+const CONSOLE_FAULTS: &[&str] = &[
+    "Oops",
+    "WARNING:",
+    "BUG:",
+    "INFO:",
+    "general protection",
+    "possible recursive locking",
+    "possible circular locking",
+    "inconsistent lock state",
+];
+
+/// The guest's markers around the NMI backtraces it triggers (`sysrq l`).
+const NMI_BEGIN: &str = "kfs-shim: nmi-";
+const NMI_END: &str = " end";
+
+/// What is wrong with the console log: any [`CONSOLE_FAULTS`] line, and
+/// any call trace outside the NMI backtraces the guest asked for.
+fn console_faults(console: &str) -> Vec<String> {
+    let mut fails = Vec::new();
+    let mut in_nmi = false;
+    for line in console.lines() {
+        if let Some(rest) = line.split_once(NMI_BEGIN).map(|(_, r)| r) {
+            in_nmi = !rest.trim_end().ends_with(NMI_END);
+            continue;
+        }
+        if let Some(bad) = CONSOLE_FAULTS.iter().find(|b| line.contains(*b)) {
+            fails.push(format!("console log has \"{bad}\": {}", line.trim()));
+        } else if !in_nmi && line.contains("Call Trace") {
+            fails.push(format!("console log has a call trace: {}", line.trim()));
+        }
+    }
+    fails.truncate(10);
+    fails
+}
+
 /// Run the suite; returns the exit code.
 pub fn run(opts: &Options) -> Result<u8> {
     let t = Instant::now();
@@ -314,7 +353,8 @@ pub fn run(opts: &Options) -> Result<u8> {
     }
     let ko = build_module()?;
     let loader = build_loader()?;
-    let test_kos = modules::build()?;
+    let mut test_kos = modules::build()?;
+    test_kos.extend(modules::build_these(&["ksym_ctx"])?);
     let initrd = build_initramfs(&ko, &loader, &test_kos)?;
     let dir = env::work_dir().join("runs").join("shim-latest");
     let _ = fs::remove_dir_all(&dir);
@@ -338,17 +378,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     if boot.timed_out {
         fails.push(format!("timed out after {}s", opts.timeout.as_secs()));
     }
-    for bad in [
-        "Oops",
-        "WARNING:",
-        "BUG:",
-        "Call Trace",
-        "general protection",
-    ] {
-        if console.contains(bad) {
-            fails.push(format!("console log has \"{bad}\""));
-        }
-    }
+    fails.extend(console_faults(&console));
     let ch = channel::parse(&read(&boot.result).unwrap_or_default())?;
     match ch.verdict.as_deref() {
         Some("ok") => {}
@@ -415,5 +445,33 @@ pub fn run(opts: &Options) -> Result<u8> {
     } else {
         eprintln!("shim-test: FAIL: {}", fails.join("; "));
         Ok(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::console_faults;
+
+    #[test]
+    fn call_traces_only_inside_the_nmi_markers() {
+        let ok = "kfs-shim: nmi-stock begin\nNMI backtrace for cpu 1\nCall Trace:\n\
+                  kfs-shim: nmi-stock end\nkfs-shim: done\n";
+        assert_eq!(console_faults(ok), Vec::<String>::new());
+        let outside = format!("{ok}Call Trace:\n");
+        assert_eq!(console_faults(&outside).len(), 1);
+    }
+
+    #[test]
+    fn lockdep_reports_fail_everywhere() {
+        for report in [
+            "WARNING: possible recursive locking detected",
+            "WARNING: possible circular locking dependency detected",
+            "BUG: sleeping function called from invalid context at x.c:1",
+            "INFO: lockdep is turned off.",
+        ] {
+            let log =
+                format!("kfs-shim: nmi-shim begin\n[ 1.0] {report}\nkfs-shim: nmi-shim end\n");
+            assert_eq!(console_faults(&log).len(), 1, "{report}");
+        }
     }
 }

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The verified state every lookup reads: the kernel's kallsyms tables, the
+//! core index and the stock functions, published once by the loader.
+
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use kallsyms_fast::fast::{AddrIndex, AddrIndexLayout, TokenSlots};
+use kallsyms_fast::mainline::SymbolPos;
+use kallsyms_fast::name::NameBuf;
+use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
+
+use crate::kvslice::KvSlice;
+use crate::mod_index::ModuleAddressFn;
+use crate::sprint::KallsymsLookupFn;
+/// `int (*)(unsigned long addr, char *symname)`: the signature of
+/// `lookup_symbol_name()` and `lookup_module_symbol_name()`.
+pub(crate) type LookupFn = unsafe extern "C" fn(u64, *mut u8) -> c_int;
+
+/// Buffer size the C side guarantees for `sprint_symbol()` (it checks
+/// `KSYM_SYMBOL_LEN` against it at build time).
+pub(crate) const SPRINT_BUF: usize = 1024;
+
+/// The verified state; published once, freed at module exit only.
+pub(crate) static STATE: AtomicPtr<Shim> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Everything a lookup needs, verified.
+pub(crate) struct Shim {
+    pub(crate) tables: KallsymsTables<'static>,
+    pub(crate) sections: Sections,
+    pub(crate) layout: AddrIndexLayout,
+    pub(crate) buckets: KvSlice<u32>,
+    pub(crate) name_delta: KvSlice<u16>,
+    pub(crate) tokens: KvSlice<TokenSlots>,
+    pub(crate) module_lookup: LookupFn,
+    pub(crate) stock_lookup: LookupFn,
+    pub(crate) module_address: ModuleAddressFn,
+    pub(crate) kallsyms_lookup: KallsymsLookupFn,
+}
+
+impl Shim {
+    pub(crate) fn index(&self) -> AddrIndex<'_> {
+        AddrIndex::from_parts(
+            self.layout,
+            self.buckets.as_slice(),
+            self.name_delta.as_slice(),
+        )
+    }
+
+    pub(crate) fn tokens(&self) -> &TokenSlots {
+        // Built with exactly one element.
+        &self.tokens.as_slice()[0]
+    }
+
+    /// `FastCore::lookup()`: the core-kernel answer for `addr`.
+    pub(crate) fn lookup_core(&self, addr: u64, name: &mut NameBuf) -> Option<(u64, u64)> {
+        name.clear();
+        let mut buf = [0u8; KSYM_NAME_LEN];
+        let (p, n) = self.lookup_core_into(addr, &mut buf)?;
+        name.set(buf.get(..n)?);
+        Some((p.size, p.offset))
+    }
+
+    /// `FastCore::lookup_into()` (without the name index the shim does not
+    /// build): the name straight into a caller's
+    /// `KSYM_NAME_LEN` buffer (no NUL), with its position and length.
+    pub(crate) fn lookup_core_into(
+        &self,
+        addr: u64,
+        buf: &mut [u8; KSYM_NAME_LEN],
+    ) -> Option<(SymbolPos, usize)> {
+        if !self.sections.is_ksym_addr(addr) {
+            return None;
+        }
+        let (p, off) = self.index().locate(&self.tables, &self.sections, addr)?;
+        let (_, n) = self.tokens().expand_into(&self.tables, off, buf)?;
+        Some((p, n))
+    }
+
+    pub(crate) fn index_bytes(&self) -> usize {
+        self.layout.bytes() + core::mem::size_of::<TokenSlots>()
+    }
+}
+
+pub(crate) fn shim() -> Option<&'static Shim> {
+    let p = STATE.load(Ordering::Acquire);
+    // SAFETY: a non-null STATE points at a leaked, fully built `Shim` that
+    // is only freed in module exit, after the patch (the only other user)
+    // is gone.
+    unsafe { p.as_ref() }
+}
+
+/// Whether verified tables are in place.
+#[no_mangle]
+pub(crate) extern "C" fn kfs_rust_ready() -> bool {
+    shim().is_some()
+}

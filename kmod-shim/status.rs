@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `status` file: what the loader, `check` and the bench last did.
+
+use core::fmt::Write;
+use core::sync::atomic::Ordering;
+
+use arrayvec::ArrayVec;
+
+use crate::mod_index;
+use crate::notify::MODULE_EVENTS;
+use crate::state::shim;
+use crate::wchan::CACHE;
+/// Text for the `status` file. Only touched under the C side's `kfs_lock`
+/// (every entry point that reads or writes it is called with it held).
+pub(crate) struct StatusText(core::cell::UnsafeCell<StatusInner>);
+
+pub(crate) struct StatusInner {
+    pub(crate) refused: ArrayVec<u8, 256>,
+    pub(crate) verified: ArrayVec<u8, 256>,
+    pub(crate) bench: ArrayVec<u8, 1024>,
+    pub(crate) check: CheckCounts,
+}
+
+/// What the `check` file has compared so far.
+pub(crate) struct CheckCounts {
+    pub(crate) total: u64,
+    pub(crate) module: u64,
+    pub(crate) outside: u64,
+    pub(crate) unserved: u64,
+    pub(crate) mismatches: u64,
+    pub(crate) first: ArrayVec<u8, 512>,
+}
+
+// SAFETY: all access is serialised by the C mutex `kfs_lock` (see above).
+unsafe impl Sync for StatusText {}
+
+pub(crate) static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
+    refused: ArrayVec::new_const(),
+    verified: ArrayVec::new_const(),
+    bench: ArrayVec::new_const(),
+    check: CheckCounts {
+        total: 0,
+        module: 0,
+        outside: 0,
+        unserved: 0,
+        mismatches: 0,
+        first: ArrayVec::new_const(),
+    },
+}));
+
+/// The status text. Callers hold `kfs_lock` (all are C entry points called
+/// under it), so there is never a second reference.
+#[allow(clippy::mut_from_ref)]
+pub(crate) fn status() -> &'static mut StatusInner {
+    // SAFETY: serialised by `kfs_lock`, see `StatusText`.
+    unsafe { &mut *STATUS.0.get() }
+}
+
+/// A small `fmt::Write` into a byte array.
+pub(crate) struct Text<'a, const N: usize>(pub(crate) &'a mut ArrayVec<u8, N>);
+
+impl<const N: usize> Write for Text<'_, N> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.0.remaining_capacity().min(s.len());
+        let _ = self.0.try_extend_from_slice(&s.as_bytes()[..room]);
+        Ok(())
+    }
+}
+
+/// `status` read. Called under `kfs_lock`.
+#[no_mangle]
+pub(crate) extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
+    // SAFETY: the glue passes a buffer of `len` bytes.
+    let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
+    let st = status();
+    let mut w = SliceText { buf: out, len: 0 };
+    {
+        let _ = match shim() {
+            Some(_) => writeln!(w, "state: ready"),
+            None => writeln!(w, "state: no tables (stock lookup in charge)"),
+        };
+        let _ = writeln!(
+            w,
+            "verified: {}",
+            core::str::from_utf8(&st.verified).unwrap_or("")
+        );
+        let _ = writeln!(
+            w,
+            "last refusal: {}",
+            core::str::from_utf8(&st.refused).unwrap_or("")
+        );
+        let _ = writeln!(
+            w,
+            "{}",
+            core::str::from_utf8(&st.bench).unwrap_or("bench: none")
+        );
+        let _ = writeln!(
+            w,
+            "cache generation: {}, module events: {}",
+            CACHE.generation(),
+            MODULE_EVENTS.load(Ordering::Relaxed)
+        );
+        let (modules, entries) = mod_index::stats();
+        let _ = writeln!(
+            w,
+            "module indexes: {modules} modules, {entries} entries, {} built, {} not built",
+            mod_index::BUILT.load(Ordering::Relaxed),
+            mod_index::NOT_BUILT.load(Ordering::Relaxed)
+        );
+        let c = &st.check;
+        let _ = writeln!(
+            w,
+            "check: {} addresses, {} in modules, {} unserved, {} mismatches, {} outside core and modules{}{}",
+            c.total,
+            c.module,
+            c.unserved,
+            c.mismatches,
+            c.outside,
+            if c.first.is_empty() { "" } else { "; first: " },
+            core::str::from_utf8(&c.first).unwrap_or("")
+        );
+    }
+    w.len
+}
+
+/// `fmt::Write` into a byte slice; what does not fit is dropped.
+pub(crate) struct SliceText<'a> {
+    pub(crate) buf: &'a mut [u8],
+    pub(crate) len: usize,
+}
+
+impl SliceText<'_> {
+    /// Appends raw bytes (names need not be UTF-8).
+    pub(crate) fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result {
+        let room = self.buf.len().saturating_sub(self.len).min(b.len());
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + room), b.get(..room))
+        {
+            dst.copy_from_slice(src);
+            self.len += room;
+        }
+        Ok(())
+    }
+}
+
+impl Write for SliceText<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.write_bytes(s.as_bytes())
+    }
+}
