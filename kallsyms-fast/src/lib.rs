@@ -3,16 +3,60 @@
 //! baseline.
 //!
 //! The lookup code (everything not behind the `alloc`/`std` features) uses
-//! only `core`, `xxhash-rust` and `arrayvec`: no allocation, no panics, no
-//! floats, no recursion, bounded stack. It is compiled unchanged into the
-//! kernel builds.
+//! only `core` and `arrayvec` (plus `xxhash-rust` for the name index, behind
+//! the `name-index` feature): no allocation, no panics, no floats, no
+//! recursion, bounded stack. It is compiled unchanged into the kernel
+//! builds (kmod-shim compiles this crate with no features at all), and the
+//! no-panic rule is enforced by the clippy restriction lints below:
+//! `cargo clippy -p kallsyms-fast --no-default-features -- -D warnings`
+//! checks exactly what the kernel compiles.
 #![no_std]
 #![deny(missing_docs)]
+// No panics in anything the kernel runs: every module below that is not
+// behind `alloc`/`std` is compiled into the shim, where a panic (an
+// overflow with overflow checks on, an out-of-bounds index) is a BUG()
+// inside `%pS`. Arithmetic is checked, wrapping or saturating with a
+// reason, indexing goes through `get()`, lossy casts through `try_from`.
+// The userspace-only modules opt out below; unit tests may panic.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::arithmetic_side_effects,
+        clippy::indexing_slicing,
+        clippy::panic,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_possible_wrap
+    )
+)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+/// Declares a userspace-only module (behind `alloc`/`std`): it never runs
+/// in the kernel, where its `Vec` indexing and offset arithmetic would
+/// need the no-panic rules above; in userspace a bug there aborts the
+/// process with a message instead of crashing a kernel.
+macro_rules! userspace_mod {
+    ($(#[$attr:meta])* $name:ident) => {
+        $(#[$attr])*
+        #[allow(
+            clippy::arithmetic_side_effects,
+            clippy::indexing_slicing,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_possible_wrap
+        )]
+        pub mod $name;
+    };
+}
 
 pub mod cache;
 pub mod fast;
@@ -20,19 +64,25 @@ pub mod format;
 pub mod linear;
 pub mod loader;
 pub mod mainline;
-#[cfg(all(feature = "alloc", feature = "name-index"))]
-pub mod mirror;
 pub mod module;
 pub mod name;
 pub mod tables;
 
-#[cfg(feature = "alloc")]
-pub mod owned;
-
-#[cfg(feature = "std")]
-pub mod parse;
-
-#[cfg(feature = "alloc")]
-pub mod build;
+userspace_mod!(
+    #[cfg(all(feature = "alloc", feature = "name-index"))]
+    mirror
+);
+userspace_mod!(
+    #[cfg(feature = "alloc")]
+    owned
+);
+userspace_mod!(
+    #[cfg(feature = "std")]
+    parse
+);
+userspace_mod!(
+    #[cfg(feature = "alloc")]
+    build
+);
 
 pub use tables::{KallsymsTables, Sections, TableError, KSYM_NAME_LEN};
