@@ -49,7 +49,6 @@ use glue::{kfs_glue_exit, kfs_glue_init};
 use state::STATE;
 // `sprint.rs` reaches these through the crate root.
 pub(crate) use state::{shim, Shim};
-pub(crate) use status::SliceText;
 
 module! {
     type: KallsymsFastShim,

@@ -6,10 +6,8 @@
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
-use kallsyms_fast::fast::{AddrIndex, AddrIndexLayout, TokenSlots};
-use kallsyms_fast::mainline::SymbolPos;
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
+use kallsyms_fast::fast::{AddrIndex, AddrIndexLayout, FastCore, TokenSlots};
+use kallsyms_fast::{KallsymsTables, Sections};
 
 use crate::kvslice::KvSlice;
 use crate::mod_index::ModuleAddressFn;
@@ -53,29 +51,15 @@ impl Shim {
         &self.tokens.as_slice()[0]
     }
 
-    /// `FastCore::lookup()`: the core-kernel answer for `addr`.
-    pub(crate) fn lookup_core(&self, addr: u64, name: &mut NameBuf) -> Option<(u64, u64)> {
-        name.clear();
-        let mut buf = [0u8; KSYM_NAME_LEN];
-        let (p, n) = self.lookup_core_into(addr, &mut buf)?;
-        name.set(buf.get(..n)?);
-        Some((p.size, p.offset))
-    }
-
-    /// `FastCore::lookup_into()` (without the name index the shim does not
-    /// build): the name straight into a caller's
-    /// `KSYM_NAME_LEN` buffer (no NUL), with its position and length.
-    pub(crate) fn lookup_core_into(
-        &self,
-        addr: u64,
-        buf: &mut [u8; KSYM_NAME_LEN],
-    ) -> Option<(SymbolPos, usize)> {
-        if !self.sections.is_ksym_addr(addr) {
-            return None;
+    /// The core crate's fast path over the verified tables and index:
+    /// the same `FastCore::lookup_into()` the userspace mirror runs.
+    pub(crate) fn core(&self) -> FastCore<'_> {
+        FastCore {
+            tables: self.tables,
+            sections: self.sections,
+            addr: self.index(),
+            tokens: self.tokens(),
         }
-        let (p, off) = self.index().locate(&self.tables, &self.sections, addr)?;
-        let (_, n) = self.tokens().expand_into(&self.tables, off, buf)?;
-        Some((p, n))
     }
 
     pub(crate) fn index_bytes(&self) -> usize {

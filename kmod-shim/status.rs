@@ -6,6 +6,7 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
 use arrayvec::ArrayVec;
+use kallsyms_fast::format::SliceWriter;
 
 use crate::mod_index;
 use crate::notify::MODULE_EVENTS;
@@ -74,7 +75,7 @@ pub(crate) extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
     // SAFETY: the glue passes a buffer of `len` bytes.
     let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
     let st = status();
-    let mut w = SliceText { buf: out, len: 0 };
+    let mut w = SliceWriter::new(out);
     {
         let _ = match shim() {
             Some(_) => writeln!(w, "state: ready"),
@@ -121,30 +122,5 @@ pub(crate) extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
             core::str::from_utf8(&c.first).unwrap_or("")
         );
     }
-    w.len
-}
-
-/// `fmt::Write` into a byte slice; what does not fit is dropped.
-pub(crate) struct SliceText<'a> {
-    pub(crate) buf: &'a mut [u8],
-    pub(crate) len: usize,
-}
-
-impl SliceText<'_> {
-    /// Appends raw bytes (names need not be UTF-8).
-    pub(crate) fn write_bytes(&mut self, b: &[u8]) -> core::fmt::Result {
-        let room = self.buf.len().saturating_sub(self.len).min(b.len());
-        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + room), b.get(..room))
-        {
-            dst.copy_from_slice(src);
-            self.len += room;
-        }
-        Ok(())
-    }
-}
-
-impl Write for SliceText<'_> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        self.write_bytes(s.as_bytes())
-    }
+    w.finish()
 }

@@ -9,8 +9,7 @@ use core::sync::atomic::Ordering;
 
 use arrayvec::ArrayVec;
 use kallsyms_fast::fast::{build_addr_index, AddrIndexLayout, TokenSlots};
-use kallsyms_fast::format::{sprint_symbol, Found, SymbolBuf};
-use kallsyms_fast::name::NameBuf;
+use kallsyms_fast::format::KSYM_SYMBOL_LEN;
 use kallsyms_fast::{KallsymsTables, Sections};
 use kernel::prelude::*;
 
@@ -20,7 +19,7 @@ use crate::kvslice::KvSlice;
 use crate::loader::refuse;
 use crate::loader::{parse_input, Refusal, FUNC_SYMS, TABLE_SYMS};
 use crate::mod_index::ModuleAddressFn;
-use crate::sprint::KallsymsLookupFn;
+use crate::sprint::{self, KallsymsLookupFn};
 use crate::state::{LookupFn, Shim, SPRINT_BUF, STATE};
 use crate::status::{status, Text};
 /// The stock `sprint_symbol()` text for `addr`.
@@ -82,32 +81,18 @@ impl Region {
     }
 }
 
-/// Our `sprint_symbol()` text for `addr`.
-pub(crate) fn shim_sprint(s: &Shim, addr: u64, out: &mut SymbolBuf, name: &mut NameBuf) {
-    match s.lookup_core(addr, name) {
-        Some((size, offset)) => {
-            let f = Found {
-                name: name.as_bytes(),
-                size,
-                offset,
-                module: None,
-            };
-            sprint_symbol(out, addr, Some(&f), true);
-        }
-        None => sprint_symbol(out, addr, None, true),
-    }
-}
-
-/// Compares our text with the stock one for `addr`.
+/// Compares our text (the `%pS` hook's core path) with the stock one for
+/// `addr`. Process context (a debugfs write): the two text buffers on the
+/// stack are fine here, unlike in the hook itself.
 pub(crate) fn check_addr(s: &Shim, addr: u64, checks: &mut u64) -> Result<(), Refusal> {
-    let mut out = SymbolBuf::new();
-    let mut name = NameBuf::new();
-    shim_sprint(s, addr, &mut out, &mut name);
+    let mut text = [0u8; KSYM_SYMBOL_LEN];
+    let n = sprint::sprint_core(s, &mut text, addr, 0, true);
+    let ours = text.get(..n).unwrap_or(&[]);
     let mut buf = [0u8; SPRINT_BUF];
     let stock = stock_sprint(addr, &mut buf);
     *checks += 1;
-    if out.as_bytes() != stock {
-        let ours = core::str::from_utf8(out.as_bytes()).unwrap_or("<non-utf8>");
+    if ours != stock {
+        let ours = core::str::from_utf8(ours).unwrap_or("<non-utf8>");
         let theirs = core::str::from_utf8(stock).unwrap_or("<non-utf8>");
         refuse!("mismatch at {addr:#x}: index \"{ours}\", sprint_symbol() \"{theirs}\"");
     }
@@ -251,10 +236,9 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
             refuse!("symbol {pos}: no address");
         };
         check_addr(&shim, a, &mut checks)?;
-        let mut name = NameBuf::new();
-        if let Some((size, offset)) = shim.lookup_core(a, &mut name) {
-            if size > 1 && offset == 0 {
-                check_addr(&shim, a.wrapping_add(size - 1), &mut checks)?;
+        if let Some(p) = shim.core().symbol_pos(a) {
+            if p.size > 1 && p.offset == 0 {
+                check_addr(&shim, a.wrapping_add(p.size - 1), &mut checks)?;
             }
         }
         if pos % 128 == 0 {

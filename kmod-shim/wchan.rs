@@ -5,7 +5,8 @@
 
 use core::ffi::c_int;
 
-use kallsyms_fast::cache::{DefaultWchanCache, CACHE_NAME_MAX, RAW_NAME_LEN};
+use kallsyms_fast::cache::{raw_name, DefaultWchanCache, RAW_NAME_LEN};
+use kallsyms_fast::format::{padded_name_into, SliceWriter};
 use kallsyms_fast::KSYM_NAME_LEN;
 use kernel::prelude::*;
 
@@ -61,10 +62,7 @@ pub(crate) unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut 
     if s.sections.is_ksym_addr(addr) {
         let mut raw = [0u8; RAW_NAME_LEN];
         if let Some(len) = CACHE.get_raw(addr, &mut raw) {
-            out[..CACHE_NAME_MAX].copy_from_slice(&raw[1..]);
-            if let Some(b) = out.get_mut(len) {
-                *b = 0;
-            }
+            padded_name_into(out, &raw_name(&raw), len);
             return 0;
         }
         let generation = CACHE.generation();
@@ -81,11 +79,8 @@ pub(crate) unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut 
 /// The core name of `addr` straight into the caller's buffer (no copy),
 /// NUL-terminated; its length.
 pub(crate) fn core_name_into(s: &Shim, addr: u64, out: &mut [u8; KSYM_NAME_LEN]) -> Option<usize> {
-    let (_, n) = s.lookup_core_into(addr, out)?;
-    if let Some(b) = out.get_mut(n) {
-        *b = 0;
-    }
-    Some(n)
+    let (_, n) = s.core().lookup_into(addr, out)?;
+    Some(SliceWriter::after(out, n).finish())
 }
 
 /// `kfs_lookup_symbol_name()` without the cache (for the bench).

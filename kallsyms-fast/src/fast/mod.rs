@@ -51,6 +51,16 @@ impl<'a> FastCore<'a> {
         Some(p)
     }
 
+    /// Position, size and offset of the symbol covering `addr`, without
+    /// its name: `None` when `is_ksym_addr()` is false.
+    #[inline]
+    pub fn symbol_pos(&self, addr: u64) -> Option<SymbolPos> {
+        if !self.sections.is_ksym_addr(addr) {
+            return None;
+        }
+        self.addr.symbol_pos(&self.tables, &self.sections, addr)
+    }
+
     /// [`lookup`](Self::lookup) writing the name into a caller's
     /// `KSYM_NAME_LEN` buffer (in the kernel, the caller's own `namebuf`):
     /// returns the position and the name's length; no NUL is written.
