@@ -15,7 +15,7 @@ use crate::errno;
 use crate::glue::resched;
 use crate::mod_index::{self, ModAnswer};
 use crate::state::{shim, Shim, SPRINT_BUF};
-use crate::status::{status, Text};
+use crate::status::{KfsLock, Text};
 use crate::verify::{shim_sprint, stock_sprint};
 /// Where [`shim_sprint_any`] found an address.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -75,6 +75,9 @@ pub(crate) fn shim_sprint_any(
 /// `status`. Called under `kfs_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
+    // SAFETY: the glue calls this under `kfs_lock`, and this is the
+    // call's only token.
+    let mut held = unsafe { KfsLock::assume_held() };
     let Some(s) = shim() else {
         return errno(ENOENT);
     };
@@ -83,7 +86,7 @@ pub(crate) extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
     let Ok(text) = core::str::from_utf8(text) else {
         return errno(EINVAL);
     };
-    let st = status();
+    let st = held.status();
     let mut out = SymbolBuf::new();
     let mut name = NameBuf::new();
     let mut stock = [0u8; SPRINT_BUF];
