@@ -60,7 +60,7 @@ impl TokenSlots {
         Some(())
     }
 
-    /// Same result as [`expand_symbol`] for the record at `off`.
+    /// Same result as [`expand_symbol`](crate::name::expand_symbol) for the record at `off`.
     #[inline]
     pub fn expand(&self, t: &KallsymsTables<'_>, off: usize, out: &mut NameBuf) -> Option<usize> {
         let (buf, len) = out.raw_mut();
