@@ -10,16 +10,19 @@ use kernel::prelude::*;
 
 use crate::errno;
 use crate::glue::{cycles, kfs_collect_stack_addrs, now, resched};
-use crate::kvslice::KvSlice;
 use crate::mod_index::{self, ModAnswer};
 use crate::sprint;
 use crate::state::{shim, SPRINT_BUF};
-use crate::status::{status, Text};
+use crate::status::{KfsLock, Text};
 use crate::verify::stock_sprint;
 use crate::wchan::{kfs_lookup_symbol_name, lookup_module_name, lookup_nocache, CACHE};
+use crate::zeroed::kv_zeroed;
 pub(crate) fn cstr(buf: &[u8]) -> &[u8] {
     &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]
 }
+
+/// One timed way of resolving an address into a buffer.
+pub(crate) type Variant<'a> = &'a dyn Fn(u64, &mut [u8; SPRINT_BUF]);
 
 /// Cycles per call of each variant in `variants` over `addrs`, `per`
 /// passes each: five trials, each timing the variants back to back, and
@@ -29,7 +32,7 @@ pub(crate) fn cstr(buf: &[u8]) -> &[u8] {
 pub(crate) fn best_of_five<const V: usize>(
     addrs: &[u64],
     per: u64,
-    variants: [&dyn Fn(u64, &mut [u8; SPRINT_BUF]); V],
+    variants: [Variant<'_>; V],
 ) -> [u64; V] {
     let mut buf = [0u8; SPRINT_BUF];
     let mut best = [u64::MAX; V];
@@ -78,26 +81,29 @@ pub(crate) const BENCH_MODULE_ADDRS: usize = 256;
 /// stock left to compare with. Called under `kfs_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
+    // SAFETY: the glue calls this under `kfs_lock`, and this is the
+    // call's only token.
+    let mut held = unsafe { KfsLock::assume_held() };
     let Some(s) = shim() else {
         return errno(ENOENT);
     };
     let rounds = rounds.clamp(1, 100_000) as u64;
     const MAX: usize = 65536;
-    let Ok(mut stacks) = KvSlice::<u64>::zeroed(MAX) else {
+    let Ok(mut stacks) = kv_zeroed::<u64>(MAX) else {
         return errno(ENOMEM);
     };
     // SAFETY: `stacks` has MAX slots.
-    let n = unsafe { kfs_collect_stack_addrs(stacks.as_mut_slice().as_mut_ptr(), MAX) };
+    let n = unsafe { kfs_collect_stack_addrs(stacks.as_mut_ptr(), MAX) };
     let (Ok(mut core_buf), Ok(mut mod_buf)) = (
-        KvSlice::<u64>::zeroed(BENCH_CORE_ADDRS),
-        KvSlice::<u64>::zeroed(BENCH_MODULE_ADDRS),
+        kv_zeroed::<u64>(BENCH_CORE_ADDRS),
+        kv_zeroed::<u64>(BENCH_MODULE_ADDRS),
     ) else {
         return errno(ENOMEM);
     };
     let (mut nc, mut nm) = (0usize, 0usize);
-    for &x in stacks.as_slice().get(..n).unwrap_or(&[]) {
+    for &x in stacks.get(..n).unwrap_or(&[]) {
         if s.sections.is_ksym_addr(x) {
-            if let Some(slot) = core_buf.as_mut_slice().get_mut(nc) {
+            if let Some(slot) = core_buf.get_mut(nc) {
                 *slot = x;
                 nc += 1;
             }
@@ -109,13 +115,13 @@ pub(crate) extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
                 ModAnswer::Indexed(())
             );
             if indexed {
-                mod_buf.as_mut_slice()[nm] = x;
+                mod_buf[nm] = x;
                 nm += 1;
             }
         }
     }
-    let core = core_buf.as_slice().get(..nc).unwrap_or(&[]);
-    let module = mod_buf.as_slice().get(..nm).unwrap_or(&[]);
+    let core = core_buf.get(..nc).unwrap_or(&[]);
+    let module = mod_buf.get(..nm).unwrap_or(&[]);
     if core.is_empty() {
         return errno(ENOENT);
     }
@@ -216,7 +222,7 @@ pub(crate) extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
     let (rm, rmf) = ratio(mstock_c, mindex_c);
     let (rs, rsf) = ratio(sstock_c, sshim_c);
     let (rms, rmsf) = ratio(msstock_c, msshim_c);
-    let st = status();
+    let st = held.status();
     st.bench.clear();
     let _ = write!(
         Text(&mut st.bench),

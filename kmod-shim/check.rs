@@ -13,7 +13,7 @@ use crate::errno;
 use crate::glue::resched;
 use crate::sprint::{sprint_indexed, Indexed};
 use crate::state::{shim, SPRINT_BUF};
-use crate::status::{status, Text};
+use crate::status::{KfsLock, Text};
 use crate::verify::stock_sprint;
 
 /// `check` write: whitespace-separated hex addresses. For each, the `%pS`
@@ -24,6 +24,9 @@ use crate::verify::stock_sprint;
 /// `status`. Called under `kfs_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
+    // SAFETY: the glue calls this under `kfs_lock`, and this is the
+    // call's only token.
+    let mut held = unsafe { KfsLock::assume_held() };
     let Some(s) = shim() else {
         return errno(ENOENT);
     };
@@ -32,7 +35,7 @@ pub(crate) extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
     let Ok(text) = core::str::from_utf8(text) else {
         return errno(EINVAL);
     };
-    let st = status();
+    let st = held.status();
     let mut out = [0u8; KSYM_SYMBOL_LEN];
     let mut stock = [0u8; SPRINT_BUF];
     for word in text.split_ascii_whitespace() {

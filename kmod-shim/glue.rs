@@ -6,8 +6,6 @@
 use core::ffi::c_int;
 extern "C" {
     pub(crate) fn kfs_sprint_symbol(buf: *mut u8, addr: u64) -> c_int;
-    pub(crate) fn kfs_kvzalloc(size: usize) -> *mut u8;
-    pub(crate) fn kfs_kvfree(p: *mut u8);
     pub(crate) fn kfs_cond_resched();
     pub(crate) fn kfs_ktime_ns() -> u64;
     pub(crate) fn kfs_cycles() -> u64;

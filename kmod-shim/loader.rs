@@ -4,7 +4,13 @@
 //! module needs (the list is `kallsyms_fast::loader`, shared with
 //! `kallsyms-bench shim load`).
 
+use core::fmt::{self, Write};
+
 use arrayvec::ArrayVec;
+use kernel::prelude::*;
+
+use crate::status::Text;
+
 // The loader's symbols, shared with `kallsyms-bench shim load`.
 pub(crate) use kallsyms_fast::loader::{
     FUNCTION_SYMBOLS as FUNC_SYMS, NUM_LOADER_SYMBOLS, SECTION_SYMBOLS as SECTION_SYMS,
@@ -12,18 +18,22 @@ pub(crate) use kallsyms_fast::loader::{
 };
 pub(crate) const NUM_INPUTS: usize = NUM_LOADER_SYMBOLS;
 
-/// Why a load was refused.
-pub(crate) struct Refusal(pub(crate) ArrayVec<u8, 256>);
-
-macro_rules! refuse {
-    ($($arg:tt)*) => {{
-        let mut r = $crate::loader::Refusal(::arrayvec::ArrayVec::new());
-        let _ = ::core::fmt::Write::write_fmt(&mut $crate::status::Text(&mut r.0), format_args!($($arg)*));
-        return Err(r);
-    }};
+/// Why a load was refused, and the errno the write fails with.
+pub(crate) struct Refusal {
+    /// `ENOMEM` for out-of-memory, `EOPNOTSUPP` for an unsupported kernel,
+    /// `EINVAL` for input the kernel does not vouch for.
+    pub(crate) errno: Error,
+    /// The reason, for the log and the `status` file (cut at 256 bytes).
+    pub(crate) text: ArrayVec<u8, 256>,
 }
 
-pub(crate) use refuse;
+/// `Err(Refusal)` with `errno` and the formatted reason: call sites read
+/// `return refused(EINVAL, format_args!(...))`.
+pub(crate) fn refused<T>(errno: Error, reason: fmt::Arguments<'_>) -> Result<T, Refusal> {
+    let mut text = ArrayVec::new();
+    let _ = Text(&mut text).write_fmt(reason);
+    Err(Refusal { errno, text })
+}
 
 /// Name of input `i`: the tables, then the functions, then the sections.
 pub(crate) fn input_name(i: usize) -> &'static str {
@@ -37,7 +47,7 @@ pub(crate) fn input_name(i: usize) -> &'static str {
 
 pub(crate) fn parse_input(text: &[u8]) -> Result<[u64; NUM_INPUTS], Refusal> {
     let Ok(text) = core::str::from_utf8(text) else {
-        refuse!("input is not UTF-8 text");
+        return refused(EINVAL, format_args!("input is not UTF-8 text"));
     };
     let mut vals = [0u64; NUM_INPUTS];
     let mut seen = [false; NUM_INPUTS];
@@ -48,24 +58,27 @@ pub(crate) fn parse_input(text: &[u8]) -> Result<[u64; NUM_INPUTS], Refusal> {
         }
         let mut it = line.split_ascii_whitespace();
         let (Some(name), Some(addr), None) = (it.next(), it.next(), it.next()) else {
-            refuse!("malformed line \"{line}\" (want: <symbol> <hex address>)");
+            return refused(
+                EINVAL,
+                format_args!("malformed line \"{line}\" (want: <symbol> <hex address>)"),
+            );
         };
         let digits = addr.strip_prefix("0x").unwrap_or(addr);
         let Ok(addr) = u64::from_str_radix(digits, 16) else {
-            refuse!("{name}: bad address \"{addr}\"");
+            return refused(EINVAL, format_args!("{name}: bad address \"{addr}\""));
         };
         let Some(i) = (0..NUM_INPUTS).position(|i| input_name(i) == name) else {
-            refuse!("unknown symbol \"{name}\"");
+            return refused(EINVAL, format_args!("unknown symbol \"{name}\""));
         };
         if seen[i] {
-            refuse!("{name} given twice");
+            return refused(EINVAL, format_args!("{name} given twice"));
         }
         seen[i] = true;
         vals[i] = addr;
     }
     if let Some(i) = seen.iter().position(|s| !s) {
         let name = input_name(i);
-        refuse!("{name} missing (input truncated?)");
+        return refused(EINVAL, format_args!("{name} missing (input truncated?)"));
     }
     Ok(vals)
 }

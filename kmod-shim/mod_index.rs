@@ -40,14 +40,16 @@
 //! it, so a cached module name could go stale unseen.
 
 use core::ffi::c_void;
+use core::mem::{offset_of, size_of};
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use kallsyms_fast::fast::{collect_module_candidates, find_in_index, sort_module_index, ModEntry};
 use kallsyms_fast::module::{MemRegion, ModuleHit, ModuleLayout, ModuleSymtab, MOD_MEM_NUM_TYPES};
 use kallsyms_fast::KSYM_NAME_LEN;
+use kernel::{bindings, static_assert};
 
-use crate::kvslice::{KvSlice, Zeroed};
+use crate::zeroed::kv_zeroed;
 
 /// `__module_address()`: the module containing an address, or NULL.
 pub(crate) type ModuleAddressFn = unsafe extern "C" fn(u64) -> *mut c_void;
@@ -60,15 +62,13 @@ extern "C" {
     fn kfs_live_modules(find: ModuleAddressFn, out: *mut u64, max: usize) -> usize;
 }
 
-// SAFETY: `ModEntry` is two `u64`s; all-zero is a valid value.
-unsafe impl Zeroed for ModEntry {}
-
-/// `struct kfs_mod_view` (shim_glue.h).
+/// `struct kfs_mod_view` (shim_glue.h): the layout both sides check at
+/// build time (below, and `static_assert`s in shim_glue.c).
 #[repr(C)]
 pub(crate) struct ModView {
     module: *const c_void,
     kallsyms: *const c_void,
-    symtab: *const ElfSym,
+    symtab: *const bindings::elf64_sym,
     strtab: *const u8,
     name: *const u8,
     num_symtab: u64,
@@ -77,16 +77,21 @@ pub(crate) struct ModView {
     mem: [[u64; 2]; MOD_MEM_NUM_TYPES],
 }
 
-/// `Elf64_Sym` (the C side checks its size).
-#[repr(C)]
-struct ElfSym {
-    st_name: u32,
-    st_info: u8,
-    st_other: u8,
-    st_shndx: u16,
-    st_value: u64,
-    st_size: u64,
-}
+// The layout of `struct kfs_mod_view`: eight 8-byte fields, then `mem`.
+static_assert!(MOD_MEM_NUM_TYPES == bindings::mod_mem_type_MOD_MEM_NUM_TYPES as usize);
+static_assert!(size_of::<ModView>() == 8 * 8 + 16 * MOD_MEM_NUM_TYPES);
+static_assert!(offset_of!(ModView, module) == 0);
+static_assert!(offset_of!(ModView, kallsyms) == 8);
+static_assert!(offset_of!(ModView, symtab) == 16);
+static_assert!(offset_of!(ModView, strtab) == 24);
+static_assert!(offset_of!(ModView, name) == 32);
+static_assert!(offset_of!(ModView, num_symtab) == 40);
+static_assert!(offset_of!(ModView, live) == 48);
+static_assert!(offset_of!(ModView, serving) == 56);
+static_assert!(offset_of!(ModView, mem) == 64);
+
+/// `MODULE_NAME_LEN` on 64-bit kernels (shim_glue.c checks it).
+const MODULE_NAME_LEN: usize = 56;
 
 /// Preemption disabled: an RCU read-side section that also satisfies
 /// `__module_address()`'s assertion.
@@ -138,7 +143,7 @@ impl ModView {
         l
     }
 
-    fn sym(&self, i: usize) -> Option<&ElfSym> {
+    fn sym(&self, i: usize) -> Option<&bindings::elf64_sym> {
         if i as u64 >= self.num_symtab {
             return None;
         }
@@ -162,8 +167,8 @@ impl ModView {
     /// `mod->name`.
     pub(crate) fn module_name(&self) -> &[u8] {
         // SAFETY: `mod->name` is a NUL-terminated array of MODULE_NAME_LEN
-        // (56) bytes inside the live module.
-        unsafe { c_str(self.name, 56) }
+        // bytes inside the live module.
+        unsafe { c_str(self.name, MODULE_NAME_LEN) }
     }
 }
 
@@ -194,7 +199,8 @@ impl ModuleSymtab for ModView {
 
     fn is_undef(&self, i: usize) -> bool {
         // SHN_UNDEF; an entry out of range is never a candidate.
-        self.sym(i).map_or(true, |s| s.st_shndx == 0)
+        self.sym(i)
+            .map_or(true, |s| u32::from(s.st_shndx) == bindings::SHN_UNDEF)
     }
 
     fn name(&self, i: usize) -> &[u8] {
@@ -208,12 +214,12 @@ struct ModIndex {
     kallsyms: usize,
     num_symtab: u64,
     len: usize,
-    entries: KvSlice<ModEntry>,
+    entries: KVVec<ModEntry>,
 }
 
 impl ModIndex {
     fn entries(&self) -> &[ModEntry] {
-        self.entries.as_slice().get(..self.len).unwrap_or(&[])
+        self.entries.get(..self.len).unwrap_or(&[])
     }
 }
 
@@ -327,7 +333,7 @@ pub(crate) fn build(find: ModuleAddressFn, addr: u64) {
         }
         (v.module as usize, v.kallsyms as usize, v.num_symtab)
     };
-    let Ok(mut entries) = KvSlice::<ModEntry>::zeroed(num.saturating_sub(1) as usize) else {
+    let Ok(mut entries) = kv_zeroed::<ModEntry>(num.saturating_sub(1) as usize) else {
         NOT_BUILT.fetch_add(1, Ordering::Relaxed);
         return;
     };
@@ -346,13 +352,13 @@ pub(crate) fn build(find: ModuleAddressFn, addr: u64) {
         {
             return;
         }
-        collect_module_candidates(&v, entries.as_mut_slice())
+        collect_module_candidates(&v, &mut entries)
     };
     let Some(count) = count else {
         return;
     };
     // 3. Sort outside the section: the entries are ours.
-    let Some(used) = entries.as_mut_slice().get_mut(..count) else {
+    let Some(used) = entries.get_mut(..count) else {
         return;
     };
     let len = sort_module_index(used);
@@ -370,8 +376,7 @@ pub(crate) fn build(find: ModuleAddressFn, addr: u64) {
     publish(KBox::into_raw(ix));
 }
 
-use kernel::bindings;
-use kernel::prelude::{KBox, GFP_KERNEL};
+use kernel::prelude::{KBox, KVVec, GFP_KERNEL};
 
 /// Publishes `ix`, replacing the module's older index if any. Under
 /// `kfs_mod_lock`.

@@ -12,6 +12,8 @@
  *  - one-line wrappers of kernel helpers the Rust side calls.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -26,12 +28,32 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
 #include <linux/stacktrace.h>
 #include <linux/timex.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include "shim_glue.h"
+
+/* struct kfs_mod_view has the layout ModView (mod_index.rs) asserts. */
+static_assert(sizeof(struct kfs_mod_view) == 8 * 8 + 16 * MOD_MEM_NUM_TYPES);
+static_assert(offsetof(struct kfs_mod_view, mod) == 0);
+static_assert(offsetof(struct kfs_mod_view, kallsyms) == 8);
+static_assert(offsetof(struct kfs_mod_view, symtab) == 16);
+static_assert(offsetof(struct kfs_mod_view, strtab) == 24);
+static_assert(offsetof(struct kfs_mod_view, name) == 32);
+static_assert(offsetof(struct kfs_mod_view, num_symtab) == 40);
+static_assert(offsetof(struct kfs_mod_view, live) == 48);
+static_assert(offsetof(struct kfs_mod_view, serving) == 56);
+static_assert(offsetof(struct kfs_mod_view, mem) == 64);
+static_assert(ARRAY_SIZE(((struct kfs_mod_view *)0)->mem) == MOD_MEM_NUM_TYPES);
+/* The symtab entries ModView reads as bindings::elf64_sym. */
+static_assert(__same_type(((struct mod_kallsyms *)0)->symtab,
+			  struct elf64_sym *));
+/* mod_index.rs reads mod->name with this bound. */
+static_assert(MODULE_NAME_LEN == 56);
 
 #define KFS_SYMBOL_BUF	1024
 #define KFS_IN_MAX	8192
@@ -123,16 +145,6 @@ int kfs_sprint_symbol(char *buf, unsigned long addr)
 	return sprint_symbol(buf, addr);
 }
 
-void *kfs_kvzalloc(size_t size)
-{
-	return kvzalloc(size, GFP_KERNEL);
-}
-
-void kfs_kvfree(void *p)
-{
-	kvfree(p);
-}
-
 void kfs_cond_resched(void)
 {
 	cond_resched();
@@ -199,8 +211,6 @@ bool kfs_module_view(kfs_module_address_t find, unsigned long addr,
 	struct module *mod = find(addr);
 	struct mod_kallsyms *core;
 
-	BUILD_BUG_ON(ARRAY_SIZE(v->mem) != MOD_MEM_NUM_TYPES);
-	BUILD_BUG_ON(sizeof(Elf_Sym) != 24);
 	if (!mod)
 		return false;
 	core = &mod->core_kallsyms;
@@ -257,20 +267,11 @@ void kfs_index_live_modules(void)
 
 static char *kfs_copy_in(const char __user *ubuf, size_t count)
 {
-	char *buf;
-
 	if (!capable(CAP_SYS_ADMIN))
 		return ERR_PTR(-EPERM);
 	if (count == 0 || count >= KFS_IN_MAX)
 		return ERR_PTR(-EINVAL);
-	buf = kzalloc(count + 1, GFP_KERNEL);
-	if (!buf)
-		return ERR_PTR(-ENOMEM);
-	if (copy_from_user(buf, ubuf, count)) {
-		kfree(buf);
-		return ERR_PTR(-EFAULT);
-	}
-	return buf;
+	return memdup_user_nul(ubuf, count);
 }
 
 /* Copy a debugfs write in, hand it to @handle under kfs_lock. */
@@ -312,18 +313,18 @@ static int kfs_enable(void)
 	int ret;
 
 	if (kfs_patch_used) {
-		pr_err("kallsyms_fast_shim: the patch can be enabled once per load; reload the module\n");
+		pr_err("the patch can be enabled once per load; reload the module\n");
 		return -EBUSY;
 	}
 	if (!kfs_rust_ready()) {
-		pr_err("kallsyms_fast_shim: no verified tables; write kallsyms_fast/load first\n");
+		pr_err("no verified tables; write kallsyms_fast/load first\n");
 		return -ENODATA;
 	}
 	ret = klp_enable_patch(&kfs_patch);
 	if (ret)
 		return ret;
 	kfs_patch_used = true;
-	pr_info("kallsyms_fast_shim: lookup_symbol_name() now served by the fast index\n");
+	pr_info("lookup_symbol_name() now served by the fast index\n");
 	return 0;
 }
 

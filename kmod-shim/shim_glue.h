@@ -13,7 +13,9 @@ typedef struct module *(*kfs_module_address_t)(unsigned long addr);
 /*
  * What a module lookup reads of one module, copied under
  * preempt_disable() (see kfs_module_view()). The pointers stay valid until
- * the caller enables preemption again. Mirrored by ModView in shim_main.rs.
+ * the caller enables preemption again. Mirrored by ModView in mod_index.rs:
+ * eight 8-byte fields, then mem; both sides assert that layout at build
+ * time.
  */
 struct kfs_mod_view {
 	const void *mod;		/* identity of the module */
@@ -43,8 +45,6 @@ void kfs_rust_index_live_modules(void);
 int kfs_glue_init(void);
 void kfs_glue_exit(void);
 int kfs_sprint_symbol(char *buf, unsigned long addr);
-void *kfs_kvzalloc(size_t size);
-void kfs_kvfree(void *p);
 void kfs_cond_resched(void);
 u64 kfs_ktime_ns(void);
 u64 kfs_cycles(void);

@@ -17,7 +17,7 @@
 //! One file per job:
 //! - `shim_main.rs`: module init and exit;
 //! - `glue.rs`: the helpers `shim_glue.c` provides;
-//! - `kvslice.rs`: zeroed `kvzalloc()` storage;
+//! - `zeroed.rs`: zero-filled `KVVec`/`KVBox` storage;
 //! - `loader.rs`: parsing the loader's `<symbol> <address>` lines;
 //! - `verify.rs`: the `load` file: verification, core index, publication;
 //! - `state.rs`: the published, verified state lookups read;
@@ -27,6 +27,10 @@
 //! - `check.rs`, `bench.rs`, `status.rs`: the `check`, `ctl bench` and
 //!   `status` files.
 
+// A `Refusal` carries its 256-byte reason by value: refusals are rare, and
+// boxing it would need an allocation on the out-of-memory path too.
+#![allow(clippy::result_large_err)]
+
 use core::ffi::c_int;
 use core::sync::atomic::Ordering;
 
@@ -35,7 +39,6 @@ use kernel::prelude::*;
 mod bench;
 mod check;
 mod glue;
-mod kvslice;
 mod loader;
 mod mod_index;
 mod notify;
@@ -44,6 +47,7 @@ mod state;
 mod status;
 mod verify;
 mod wchan;
+mod zeroed;
 
 use glue::{kfs_glue_exit, kfs_glue_init};
 use state::STATE;

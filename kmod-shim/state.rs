@@ -7,9 +7,10 @@ use core::ffi::c_int;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
 use kallsyms_fast::fast::{AddrIndex, AddrIndexLayout, FastCore, TokenSlots};
-use kallsyms_fast::{KallsymsTables, Sections};
+use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
+use kernel::prelude::*;
+use kernel::{bindings, static_assert};
 
-use crate::kvslice::KvSlice;
 use crate::mod_index::ModuleAddressFn;
 use crate::sprint::KallsymsLookupFn;
 /// `int (*)(unsigned long addr, char *symname)`: the signature of
@@ -20,6 +21,9 @@ pub(crate) type LookupFn = unsafe extern "C" fn(u64, *mut u8) -> c_int;
 /// `KSYM_SYMBOL_LEN` against it at build time).
 pub(crate) const SPRINT_BUF: usize = 1024;
 
+// The core crate's name buffers have the kernel's size.
+static_assert!(KSYM_NAME_LEN == bindings::KSYM_NAME_LEN as usize);
+
 /// The verified state; published once, freed at module exit only.
 pub(crate) static STATE: AtomicPtr<Shim> = AtomicPtr::new(core::ptr::null_mut());
 
@@ -28,9 +32,9 @@ pub(crate) struct Shim {
     pub(crate) tables: KallsymsTables<'static>,
     pub(crate) sections: Sections,
     pub(crate) layout: AddrIndexLayout,
-    pub(crate) buckets: KvSlice<u32>,
-    pub(crate) name_delta: KvSlice<u16>,
-    pub(crate) tokens: KvSlice<TokenSlots>,
+    pub(crate) buckets: KVVec<u32>,
+    pub(crate) name_delta: KVVec<u16>,
+    pub(crate) tokens: KVBox<TokenSlots>,
     pub(crate) module_lookup: LookupFn,
     pub(crate) stock_lookup: LookupFn,
     pub(crate) module_address: ModuleAddressFn,
@@ -39,16 +43,11 @@ pub(crate) struct Shim {
 
 impl Shim {
     pub(crate) fn index(&self) -> AddrIndex<'_> {
-        AddrIndex::from_parts(
-            self.layout,
-            self.buckets.as_slice(),
-            self.name_delta.as_slice(),
-        )
+        AddrIndex::from_parts(self.layout, &self.buckets, &self.name_delta)
     }
 
     pub(crate) fn tokens(&self) -> &TokenSlots {
-        // Built with exactly one element.
-        &self.tokens.as_slice()[0]
+        &self.tokens
     }
 
     /// The core crate's fast path over the verified tables and index:

@@ -12,10 +12,12 @@ use crate::mod_index;
 use crate::notify::MODULE_EVENTS;
 use crate::state::shim;
 use crate::wchan::CACHE;
-/// Text for the `status` file. Only touched under the C side's `kfs_lock`
-/// (every entry point that reads or writes it is called with it held).
-pub(crate) struct StatusText(core::cell::UnsafeCell<StatusInner>);
 
+/// Text for the `status` file. Only reached through [`KfsLock::status`],
+/// that is, under the C side's `kfs_lock`.
+struct StatusText(core::cell::UnsafeCell<StatusInner>);
+
+/// What the `status` file shows of the last load, bench and checks.
 pub(crate) struct StatusInner {
     pub(crate) refused: ArrayVec<u8, 256>,
     pub(crate) verified: ArrayVec<u8, 256>,
@@ -33,10 +35,11 @@ pub(crate) struct CheckCounts {
     pub(crate) first: ArrayVec<u8, 512>,
 }
 
-// SAFETY: all access is serialised by the C mutex `kfs_lock` (see above).
+// SAFETY: the only access is `KfsLock::status()`, and every `KfsLock` is
+// held under the C mutex `kfs_lock`, which serialises them.
 unsafe impl Sync for StatusText {}
 
-pub(crate) static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
+static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
     refused: ArrayVec::new_const(),
     verified: ArrayVec::new_const(),
     bench: ArrayVec::new_const(),
@@ -50,12 +53,33 @@ pub(crate) static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(St
     },
 }));
 
-/// The status text. Callers hold `kfs_lock` (all are C entry points called
-/// under it), so there is never a second reference.
-#[allow(clippy::mut_from_ref)]
-pub(crate) fn status() -> &'static mut StatusInner {
-    // SAFETY: serialised by `kfs_lock`, see `StatusText`.
-    unsafe { &mut *STATUS.0.get() }
+/// Proof that the caller holds `kfs_lock`, the C mutex under which
+/// `shim_glue.c` calls every debugfs handler (`load`, `ctl`, `check`,
+/// `status`).
+///
+/// # Invariants
+///
+/// A `KfsLock` exists only while `kfs_lock` is held, and at most one exists
+/// at a time. It is neither `Clone` nor `Copy`.
+pub(crate) struct KfsLock(());
+
+impl KfsLock {
+    /// The token of one handler call.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `kfs_lock` for the token's whole life and has no
+    /// other token: one per C entry point, made at its start.
+    pub(crate) unsafe fn assume_held() -> Self {
+        KfsLock(())
+    }
+
+    /// The status text, for as long as the token is borrowed.
+    pub(crate) fn status(&mut self) -> &mut StatusInner {
+        // SAFETY: tokens exist only under `kfs_lock`, one at a time (type
+        // invariant), and `&mut self` keeps this borrow unique.
+        unsafe { &mut *STATUS.0.get() }
+    }
 }
 
 /// A small `fmt::Write` into a byte array.
@@ -72,9 +96,12 @@ impl<const N: usize> Write for Text<'_, N> {
 /// `status` read. Called under `kfs_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
+    // SAFETY: the glue calls this under `kfs_lock`, and this is the
+    // call's only token.
+    let mut held = unsafe { KfsLock::assume_held() };
     // SAFETY: the glue passes a buffer of `len` bytes.
     let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
-    let st = status();
+    let st = held.status();
     let mut w = SliceWriter::new(out);
     {
         let _ = match shim() {

@@ -8,20 +8,20 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
 use arrayvec::ArrayVec;
-use kallsyms_fast::fast::{build_addr_index, AddrIndexLayout, TokenSlots};
+use kallsyms_fast::fast::{build_addr_index, AddrIndexLayout};
 use kallsyms_fast::format::KSYM_SYMBOL_LEN;
 use kallsyms_fast::{KallsymsTables, Sections};
+use kernel::bindings;
 use kernel::prelude::*;
 
 use crate::errno;
 use crate::glue::{kfs_cond_resched, kfs_index_live_modules, kfs_sprint_symbol, now};
-use crate::kvslice::KvSlice;
-use crate::loader::refuse;
-use crate::loader::{parse_input, Refusal, FUNC_SYMS, TABLE_SYMS};
+use crate::loader::{parse_input, refused, Refusal, FUNC_SYMS, TABLE_SYMS};
 use crate::mod_index::ModuleAddressFn;
 use crate::sprint::{self, KallsymsLookupFn};
 use crate::state::{LookupFn, Shim, SPRINT_BUF, STATE};
-use crate::status::{status, Text};
+use crate::status::{KfsLock, Text};
+use crate::zeroed::{kv_token_slots, kv_zeroed};
 /// The stock `sprint_symbol()` text for `addr`.
 pub(crate) fn stock_sprint(addr: u64, buf: &mut [u8; SPRINT_BUF]) -> &[u8] {
     // SAFETY: `buf` has SPRINT_BUF >= KSYM_SYMBOL_LEN bytes (checked at
@@ -46,7 +46,12 @@ pub(crate) fn verify_symbol(name: &str, addr: u64) -> Result<u64, Refusal> {
         Some(s) => Ok(s),
         None => {
             let shown = core::str::from_utf8(text).unwrap_or("<non-utf8>");
-            refuse!("{name} at {addr:#x}: sprint_symbol() says \"{shown}\", not {name}+0x0/...")
+            refused(
+                EINVAL,
+                format_args!(
+                    "{name} at {addr:#x}: sprint_symbol() says \"{shown}\", not {name}+0x0/..."
+                ),
+            )
         }
     }
 }
@@ -69,10 +74,12 @@ impl Region {
         if need.map_or(true, |b| b > self.size)
             || self.addr % core::mem::align_of::<T>() as u64 != 0
         {
-            refuse!(
-                "object at {:#x} ({} bytes) cannot hold {count} entries",
-                self.addr,
-                self.size
+            return refused(
+                EINVAL,
+                format_args!(
+                    "object at {:#x} ({} bytes) cannot hold {count} entries",
+                    self.addr, self.size
+                ),
             );
         }
         // SAFETY: in bounds and aligned (checked above); the caller
@@ -94,7 +101,10 @@ pub(crate) fn check_addr(s: &Shim, addr: u64, checks: &mut u64) -> Result<(), Re
     if ours != stock {
         let ours = core::str::from_utf8(ours).unwrap_or("<non-utf8>");
         let theirs = core::str::from_utf8(stock).unwrap_or("<non-utf8>");
-        refuse!("mismatch at {addr:#x}: index \"{ours}\", sprint_symbol() \"{theirs}\"");
+        return refused(
+            EINVAL,
+            format_args!("mismatch at {addr:#x}: index \"{ours}\", sprint_symbol() \"{theirs}\""),
+        );
     }
     Ok(())
 }
@@ -105,14 +115,19 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     // kCFI an unsealed entry or a type hash is needed that nothing here
     // checks, so such kernels keep the stock path.
     if cfg!(CONFIG_X86_KERNEL_IBT) || cfg!(CONFIG_CFI_CLANG) {
-        refuse!("IBT/kCFI kernel: indirect calls to lookup functions not supported");
+        // 6.12's `kernel::error::code` has no EOPNOTSUPP.
+        let eopnotsupp = Error::from_errno(-(bindings::EOPNOTSUPP as c_int));
+        return refused(
+            eopnotsupp,
+            format_args!("IBT/kCFI kernel: indirect calls to lookup functions not supported"),
+        );
     }
     // 1. Every address must be what the stock kallsyms calls it.
     let mut regions: ArrayVec<Region, 8> = ArrayVec::new();
     for (i, (name, min)) in TABLE_SYMS.iter().enumerate() {
         let size = verify_symbol(name, vals[i])?;
         if size < *min as u64 || size > (256 << 20) {
-            refuse!("{name}: size {size} out of range");
+            return refused(EINVAL, format_args!("{name}: size {size} out of range"));
         }
         regions.push(Region {
             addr: vals[i],
@@ -142,19 +157,20 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         && sections.sinittext <= sections.einittext
         && sections.init_begin <= sections.init_end)
     {
-        refuse!("section bounds out of order");
+        return refused(EINVAL, format_args!("section bounds out of order"));
     }
 
     // 2. The tables, bounded by the sizes the kernel gives their symbols.
-    // SAFETY (all `slice` calls): each region is a kallsyms table in the
-    // kernel's .rodata, proven by `verify_symbol`, with the size kallsyms
-    // gives it; .rodata is mapped and never written after boot.
+    // SAFETY: (this and every `slice` call below) each region is a
+    // kallsyms table in the kernel's .rodata, proven by `verify_symbol`,
+    // with the size kallsyms gives it; .rodata is mapped and never written
+    // after boot.
     let num = unsafe { regions[0].slice::<u32>(1) }?[0];
     // SAFETY: see above.
     let base = unsafe { regions[1].slice::<u64>(1) }?[0];
     let n = num as usize;
     if n == 0 || n > (1 << 24) {
-        refuse!("kallsyms_num_syms = {n} out of range");
+        return refused(EINVAL, format_args!("kallsyms_num_syms = {n} out of range"));
     }
     let tables = KallsymsTables {
         num_syms: num,
@@ -173,33 +189,28 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         seqs_of_names: unsafe { regions[7].slice::<u8>(3 * n) }?,
         absolute_percpu: cfg!(CONFIG_KALLSYMS_ABSOLUTE_PERCPU),
     };
-    let Ok(mut scratch) = KvSlice::<u64>::zeroed(n.div_ceil(64)) else {
-        refuse!("out of memory");
+    let Ok(mut scratch) = kv_zeroed::<u64>(n.div_ceil(64)) else {
+        return refused(ENOMEM, format_args!("out of memory"));
     };
-    if let Err(e) = tables.validate(scratch.as_mut_slice()) {
-        refuse!("tables do not validate: {e}");
+    if let Err(e) = tables.validate(&mut scratch) {
+        return refused(EINVAL, format_args!("tables do not validate: {e}"));
     }
     drop(scratch);
 
     // 3. Build the index into kvmalloc'd storage.
     let layout = AddrIndexLayout::for_table(&tables, &sections);
     let (Ok(mut buckets), Ok(mut name_delta), Ok(mut tokens)) = (
-        KvSlice::<u32>::zeroed(layout.bucket_words),
-        KvSlice::<u16>::zeroed(layout.delta_words),
-        KvSlice::<TokenSlots>::zeroed(1),
+        kv_zeroed::<u32>(layout.bucket_words),
+        kv_zeroed::<u16>(layout.delta_words),
+        kv_token_slots(),
     ) else {
-        refuse!("out of memory");
+        return refused(ENOMEM, format_args!("out of memory"));
     };
-    if let Err(e) = build_addr_index(
-        &tables,
-        layout,
-        buckets.as_mut_slice(),
-        name_delta.as_mut_slice(),
-    ) {
-        refuse!("index build failed: {e}");
+    if let Err(e) = build_addr_index(&tables, layout, &mut buckets, &mut name_delta) {
+        return refused(EINVAL, format_args!("index build failed: {e}"));
     }
-    if tokens.as_mut_slice()[0].fill(&tables).is_none() {
-        refuse!("token table malformed");
+    if tokens.fill(&tables).is_none() {
+        return refused(EINVAL, format_args!("token table malformed"));
     }
     // SAFETY: all were verified above (sprint_symbol prints
     // `<name>+0x0/...` for them): they are the entry points of
@@ -233,7 +244,7 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     let mut checks = 0u64;
     for pos in 0..n {
         let Some(a) = shim.tables.sym_address(pos) else {
-            refuse!("symbol {pos}: no address");
+            return refused(EINVAL, format_args!("symbol {pos}: no address"));
         };
         check_addr(&shim, a, &mut checks)?;
         if let Some(p) = shim.core().symbol_pos(a) {
@@ -266,7 +277,7 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         check_addr(&shim, a, &mut checks)?;
     }
     let Ok(b) = KBox::new(shim, GFP_KERNEL) else {
-        refuse!("out of memory");
+        return refused(ENOMEM, format_args!("out of memory"));
     };
     Ok((b, checks))
 }
@@ -274,13 +285,16 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
 /// `kallsyms_fast/load` write: parse, verify, build. Called under `kfs_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
+    // SAFETY: the glue calls this under `kfs_lock`, and this is the
+    // call's only token.
+    let mut held = unsafe { KfsLock::assume_held() };
     if !STATE.load(Ordering::Acquire).is_null() {
         pr_err!("refused: tables already loaded; reload the module to load again\n");
         return errno(EBUSY);
     }
     // SAFETY: the glue passes a kernel buffer of `len` bytes it owns.
     let text = unsafe { core::slice::from_raw_parts(text, len) };
-    let st = status();
+    let st = held.status();
     let t0 = now();
     match build(text) {
         Ok((shim, checks)) => {
@@ -306,12 +320,12 @@ pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
             0
         }
         Err(r) => {
-            st.refused = r.0;
+            st.refused = r.text;
             pr_err!(
                 "refused: {}; the stock lookup stays in charge\n",
                 core::str::from_utf8(&st.refused).unwrap_or("<non-utf8>")
             );
-            errno(EINVAL)
+            errno(r.errno)
         }
     }
 }
