@@ -230,11 +230,12 @@ bool kfs_module_view(kfs_module_address_t find, unsigned long addr,
 }
 
 /*
- * Up to @max live modules, as addresses inside each (its struct module).
- * The module list is not exported, but this module is on it: walk it from
- * THIS_MODULE under RCU (preemption disabled, as kallsyms walks it). The
- * list head is the only node that is no module's list entry, which
- * @find (__module_address) tells apart.
+ * Up to @max live modules, this one first, as addresses inside each (its
+ * struct module). The module list is not exported, but this module is on
+ * it: walk it from THIS_MODULE under RCU (preemption disabled, as kallsyms
+ * walks it). The list head is the only node that is no module's list
+ * entry, which @find (__module_address) tells apart. This module went live
+ * before its notifier could index anything, so it is listed too.
  */
 size_t kfs_live_modules(kfs_module_address_t find, unsigned long *out,
 			size_t max)
@@ -244,6 +245,8 @@ size_t kfs_live_modules(kfs_module_address_t find, unsigned long *out,
 	size_t n = 0, steps = 0;
 
 	preempt_disable();
+	if (max && READ_ONCE(THIS_MODULE->state) == MODULE_STATE_LIVE)
+		out[n++] = (unsigned long)THIS_MODULE;
 	for (pos = rcu_dereference_sched(list_next_rcu(&THIS_MODULE->list));
 	     pos != &THIS_MODULE->list && n < max && steps < KFS_WALK_MAX;
 	     pos = rcu_dereference_sched(list_next_rcu(pos)), steps++) {

@@ -3,38 +3,39 @@
  * ksym_ctx - formats %pS of its own addresses from contexts in which the
  * %pS path must not sleep, take locks, allocate or queue work: under the
  * current task's pi_lock (a scheduler lock, irqs off), in a hard-irq
- * hrtimer callback and inside a work item. The text is formatted in the
- * context and printed after it, as "ksym_ctx: <context>: <text>", so that
- * the printing itself (console locks) stays out of the picture.
- *
- * A kthread spinning in ksym_ctx_spin_loop() on the last online CPU gives
- * an NMI backtrace (echo l > /proc/sysrq-trigger, from another CPU) module
- * frames to print from NMI.
+ * hrtimer callback, inside a work item, and in an NMI handler (an NMI this
+ * module sends its own CPU through the local APIC, so one CPU is enough).
+ * The text is formatted in the context and printed after it, as
+ * "ksym_ctx: <context>: <text>", so that the printing itself (console
+ * locks) stays out of the picture.
  *
  *   echo 1 > /sys/module/ksym_ctx/parameters/run    # every context, once
- *   echo 1 > /sys/module/ksym_ctx/parameters/spin   # start the spinner
- *   echo 0 > /sys/module/ksym_ctx/parameters/spin   # stop it
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
-#include <linux/jiffies.h>
 #include <linux/kallsyms.h>
-#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
-#include <linux/sched/task.h>
 #include <linux/workqueue.h>
+
+#include <asm/apic.h>
+#include <asm/nmi.h>
 
 /* Room for every address of ksym_ctx_addrs[] in one context. */
 #define KSYM_CTX_TEXT	(4 * KSYM_SYMBOL_LEN)
 
-/* The spinner gives up after this long even if never stopped. */
-#define KSYM_CTX_SPIN_MAX	(30 * HZ)
+/*
+ * How long to wait for the self-NMI at least (it arrives at once on real
+ * and emulated APICs alike).
+ */
+#define KSYM_CTX_NMI_WAIT_US	(1000 * 1000)
 
 static const char ksym_ctx_rodata[64] = "a module rodata object";
 
@@ -44,7 +45,7 @@ static noinline void ksym_ctx_target(void)
 	asm volatile("" ::: "memory");
 }
 
-static noinline int ksym_ctx_spin_loop(unsigned long until);
+static void ksym_ctx_format(char *buf, size_t len);
 
 /* Function starts, inside a function, data: what %pS is asked about. */
 static const void *ksym_ctx_addrs(unsigned int i)
@@ -55,7 +56,7 @@ static const void *ksym_ctx_addrs(unsigned int i)
 	case 1:
 		return (const char *)ksym_ctx_target + 1;
 	case 2:
-		return (const char *)ksym_ctx_spin_loop + 4;
+		return (const char *)ksym_ctx_format + 4;
 	case 3:
 		return ksym_ctx_rodata + 8;
 	default:
@@ -134,14 +135,60 @@ static void ksym_ctx_in_work(void)
 	pr_info("work: %s\n", ksym_ctx_text);
 }
 
+/* Armed by ksym_ctx_nmi() for one NMI; set to 1 by the handler when done. */
+static atomic_t ksym_ctx_nmi_armed = ATOMIC_INIT(0);
+static int ksym_ctx_nmi_done;
+static bool ksym_ctx_nmi_in_nmi;
+
+static int ksym_ctx_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (!atomic_xchg(&ksym_ctx_nmi_armed, 0))
+		return NMI_DONE;
+	ksym_ctx_nmi_in_nmi = in_nmi();
+	ksym_ctx_format(ksym_ctx_text, sizeof(ksym_ctx_text));
+	/* Publishes the text: pairs with the acquire in ksym_ctx_nmi(). */
+	smp_store_release(&ksym_ctx_nmi_done, 1);
+	return NMI_HANDLED;
+}
+
+static int ksym_ctx_nmi(void)
+{
+	unsigned int us;
+
+	WRITE_ONCE(ksym_ctx_nmi_done, 0);
+	ksym_ctx_text[0] = '\0';
+	atomic_set(&ksym_ctx_nmi_armed, 1);
+	preempt_disable();
+	__apic_send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
+	preempt_enable();
+	for (us = 0; us < KSYM_CTX_NMI_WAIT_US; us += 10) {
+		/* Sees the handler's text: pairs with its release. */
+		if (smp_load_acquire(&ksym_ctx_nmi_done))
+			break;
+		usleep_range(10, 20);
+	}
+	atomic_set(&ksym_ctx_nmi_armed, 0);
+	/* As above: the text is complete once done reads 1. */
+	if (!smp_load_acquire(&ksym_ctx_nmi_done)) {
+		pr_err("nmi: no NMI arrived\n");
+		return -ETIMEDOUT;
+	}
+	pr_info("nmi: %s%s\n", ksym_ctx_nmi_in_nmi ? "" : "(not in_nmi()) ",
+		ksym_ctx_text);
+	return 0;
+}
+
 static int ksym_ctx_run_set(const char *val, const struct kernel_param *kp)
 {
+	int ret;
+
 	mutex_lock(&ksym_ctx_lock);
 	ksym_ctx_pi_lock();
 	ksym_ctx_hrtimer();
 	ksym_ctx_in_work();
+	ret = ksym_ctx_nmi();
 	mutex_unlock(&ksym_ctx_lock);
-	return 0;
+	return ret;
 }
 
 static const struct kernel_param_ops ksym_ctx_run_ops = {
@@ -151,89 +198,18 @@ static const struct kernel_param_ops ksym_ctx_run_ops = {
 module_param_cb(run, &ksym_ctx_run_ops, NULL, 0200);
 MODULE_PARM_DESC(run, "write anything: format %pS in every context and print it");
 
-static struct task_struct *ksym_ctx_spinner;
-
-/*
- * Busy in module code until stopped or @until, with a reschedule point
- * every few thousand iterations (the kernel may not be preemptible). An NMI
- * almost always lands in this loop.
- */
-static noinline int ksym_ctx_spin_loop(unsigned long until)
-{
-	unsigned int i;
-
-	while (!kthread_should_stop() && time_before(jiffies, until)) {
-		for (i = 0; i < 100000; i++)
-			cpu_relax();
-		cond_resched();
-	}
-	return 0;
-}
-
-static int ksym_ctx_spin_thread(void *unused)
-{
-	ksym_ctx_spin_loop(jiffies + KSYM_CTX_SPIN_MAX);
-	/* Parked until kthread_stop(): the thread must not exit first. */
-	while (!kthread_should_stop())
-		schedule_timeout_interruptible(HZ);
-	return 0;
-}
-
-static void ksym_ctx_spin_stop(void)
-{
-	if (ksym_ctx_spinner) {
-		kthread_stop(ksym_ctx_spinner);
-		put_task_struct(ksym_ctx_spinner);
-		ksym_ctx_spinner = NULL;
-	}
-}
-
-static int ksym_ctx_spin_set(const char *val, const struct kernel_param *kp)
-{
-	struct task_struct *t;
-	bool on;
-	int ret = kstrtobool(val, &on);
-
-	if (ret)
-		return ret;
-	mutex_lock(&ksym_ctx_lock);
-	if (on && !ksym_ctx_spinner) {
-		t = kthread_create(ksym_ctx_spin_thread, NULL, "ksym_ctx_spin");
-		if (IS_ERR(t)) {
-			ret = PTR_ERR(t);
-		} else {
-			kthread_bind(t, cpumask_last(cpu_online_mask));
-			get_task_struct(t);
-			ksym_ctx_spinner = t;
-			wake_up_process(t);
-		}
-	} else if (!on) {
-		ksym_ctx_spin_stop();
-	}
-	mutex_unlock(&ksym_ctx_lock);
-	return ret;
-}
-
-static const struct kernel_param_ops ksym_ctx_spin_ops = {
-	.set = ksym_ctx_spin_set,
-};
-
-module_param_cb(spin, &ksym_ctx_spin_ops, NULL, 0200);
-MODULE_PARM_DESC(spin, "1: start a kthread spinning in this module, 0: stop it");
-
 static int __init ksym_ctx_init(void)
 {
-	return 0;
+	return register_nmi_handler(NMI_LOCAL, ksym_ctx_nmi_handler, 0,
+				    "ksym_ctx");
 }
 
 static void __exit ksym_ctx_exit(void)
 {
-	mutex_lock(&ksym_ctx_lock);
-	ksym_ctx_spin_stop();
-	mutex_unlock(&ksym_ctx_lock);
+	unregister_nmi_handler(NMI_LOCAL, "ksym_ctx");
 }
 
 module_init(ksym_ctx_init);
 module_exit(ksym_ctx_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("%pS from scheduler, hard-irq, workqueue and NMI contexts");
+MODULE_DESCRIPTION("%pS from scheduler-lock, hard-irq, work-item and NMI contexts");
