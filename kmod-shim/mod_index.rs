@@ -6,24 +6,33 @@
 //!
 //! # Lifetime rules
 //!
-//! - An index is keyed by the module (`struct module *`) and the symtab
-//!   version it was built from (`mod->kallsyms`: a module's symtab switches
-//!   from the full one to `core_kallsyms` once its init is done). A lookup
-//!   uses an index only inside one preempt-disabled section in which it
-//!   reads the module's current `kallsyms` and finds it equal to the key,
-//!   so the symtab and names it reads are the ones the index was built from,
-//!   and they cannot be freed before the section ends (`free_module()` waits
-//!   for a grace period).
+//! - Indexes are built only in process context, never by a lookup: by the
+//!   module notifier when a module goes `MODULE_STATE_LIVE`, and by the
+//!   loader (`load`) for the modules already live then. A lookup runs in any
+//!   context (`%pS` inside printk, under scheduler and workqueue locks, in
+//!   NMI), so it must not allocate, lock or queue work: one that finds no
+//!   usable index answers through the stock path.
+//! - An index is built from the module's `core_kallsyms` and keyed by the
+//!   module (`struct module *`) and `&mod->core_kallsyms`. `do_init_module()`
+//!   sends the LIVE notification while `mod->kallsyms` still points at the
+//!   full (init + core) symtab, and switches it to `core_kallsyms` later,
+//!   under `module_mutex`, with no notification after it. `core_kallsyms`
+//!   is complete from `add_kallsyms()` on (before COMING) and never changes,
+//!   so the index can be built at LIVE and waits for the switch: a lookup
+//!   uses it only inside one preempt-disabled section in which it reads
+//!   `mod->kallsyms` and finds it equal to the key. Before the switch (the
+//!   module's init symbols are still visible) the stock path answers, as it
+//!   does for modules that are not live. The symtab and names a lookup reads
+//!   cannot be freed before its section ends (`free_module()` waits for a
+//!   grace period).
 //! - Only `MODULE_STATE_LIVE` modules are indexed or served. A live module
 //!   always passes through the `MODULE_STATE_GOING` notifier before it is
 //!   freed, and that notifier drops its index, so no index outlives its
 //!   module and a new module at the same address never meets an old index.
 //!   (A module whose load fails before it goes live can be freed without a
 //!   GOING event; it was never indexed.)
-//! - Indexes are built lazily: a lookup that finds no index records the
-//!   address and queues a work item, and answers through the stock path.
-//!   The builder and the notifier run under one mutex (`kfs_mod_lock`), so
-//!   a module being built cannot finish unloading meanwhile.
+//! - The builders and the notifier run under one mutex (`kfs_mod_lock`), so
+//!   a module being indexed cannot finish unloading meanwhile.
 //! - A dropped or replaced index is freed after `synchronize_rcu()`.
 //!
 //! Module answers are not put in the wchan cache: the switch to
@@ -31,14 +40,16 @@
 //! it, so a cached module name could go stale unseen.
 
 use core::ffi::c_void;
+use core::mem::{offset_of, size_of};
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use kallsyms_fast::fast::{collect_module_candidates, find_in_index, sort_module_index, ModEntry};
 use kallsyms_fast::module::{MemRegion, ModuleHit, ModuleLayout, ModuleSymtab, MOD_MEM_NUM_TYPES};
 use kallsyms_fast::KSYM_NAME_LEN;
+use kernel::{bindings, static_assert};
 
-use crate::{KvSlice, Zeroed};
+use crate::zeroed::kv_zeroed;
 
 /// `__module_address()`: the module containing an address, or NULL.
 pub(crate) type ModuleAddressFn = unsafe extern "C" fn(u64) -> *mut c_void;
@@ -48,36 +59,39 @@ extern "C" {
     fn kfs_preempt_enable();
     fn kfs_synchronize_rcu();
     fn kfs_module_view(find: ModuleAddressFn, addr: u64, v: *mut ModView) -> bool;
-    fn kfs_request_build();
-    fn kfs_flush_builds();
+    fn kfs_live_modules(find: ModuleAddressFn, out: *mut u64, max: usize) -> usize;
 }
 
-// SAFETY: `ModEntry` is two `u64`s; all-zero is a valid value.
-unsafe impl Zeroed for ModEntry {}
-
-/// `struct kfs_mod_view` (shim_glue.h).
+/// `struct kfs_mod_view` (shim_glue.h): the layout both sides check at
+/// build time (below, and `static_assert`s in shim_glue.c).
 #[repr(C)]
 pub(crate) struct ModView {
     module: *const c_void,
     kallsyms: *const c_void,
-    symtab: *const ElfSym,
+    symtab: *const bindings::elf64_sym,
     strtab: *const u8,
     name: *const u8,
     num_symtab: u64,
     live: u64,
+    serving: u64,
     mem: [[u64; 2]; MOD_MEM_NUM_TYPES],
 }
 
-/// `Elf64_Sym` (the C side checks its size).
-#[repr(C)]
-struct ElfSym {
-    st_name: u32,
-    st_info: u8,
-    st_other: u8,
-    st_shndx: u16,
-    st_value: u64,
-    st_size: u64,
-}
+// The layout of `struct kfs_mod_view`: eight 8-byte fields, then `mem`.
+static_assert!(MOD_MEM_NUM_TYPES == bindings::mod_mem_type_MOD_MEM_NUM_TYPES as usize);
+static_assert!(size_of::<ModView>() == 8 * 8 + 16 * MOD_MEM_NUM_TYPES);
+static_assert!(offset_of!(ModView, module) == 0);
+static_assert!(offset_of!(ModView, kallsyms) == 8);
+static_assert!(offset_of!(ModView, symtab) == 16);
+static_assert!(offset_of!(ModView, strtab) == 24);
+static_assert!(offset_of!(ModView, name) == 32);
+static_assert!(offset_of!(ModView, num_symtab) == 40);
+static_assert!(offset_of!(ModView, live) == 48);
+static_assert!(offset_of!(ModView, serving) == 56);
+static_assert!(offset_of!(ModView, mem) == 64);
+
+/// `MODULE_NAME_LEN` on 64-bit kernels (shim_glue.c checks it).
+const MODULE_NAME_LEN: usize = 56;
 
 /// Preemption disabled: an RCU read-side section that also satisfies
 /// `__module_address()`'s assertion.
@@ -109,6 +123,7 @@ impl ModView {
             name: core::ptr::null(),
             num_symtab: 0,
             live: 0,
+            serving: 0,
             mem: [[0; 2]; MOD_MEM_NUM_TYPES],
         };
         // SAFETY: preemption is disabled (`_guard`); `find` is the verified
@@ -128,7 +143,7 @@ impl ModView {
         l
     }
 
-    fn sym(&self, i: usize) -> Option<&ElfSym> {
+    fn sym(&self, i: usize) -> Option<&bindings::elf64_sym> {
         if i as u64 >= self.num_symtab {
             return None;
         }
@@ -152,8 +167,8 @@ impl ModView {
     /// `mod->name`.
     pub(crate) fn module_name(&self) -> &[u8] {
         // SAFETY: `mod->name` is a NUL-terminated array of MODULE_NAME_LEN
-        // (56) bytes inside the live module.
-        unsafe { c_str(self.name, 56) }
+        // bytes inside the live module.
+        unsafe { c_str(self.name, MODULE_NAME_LEN) }
     }
 }
 
@@ -184,7 +199,8 @@ impl ModuleSymtab for ModView {
 
     fn is_undef(&self, i: usize) -> bool {
         // SHN_UNDEF; an entry out of range is never a candidate.
-        self.sym(i).map_or(true, |s| s.st_shndx == 0)
+        self.sym(i)
+            .map_or(true, |s| u32::from(s.st_shndx) == bindings::SHN_UNDEF)
     }
 
     fn name(&self, i: usize) -> &[u8] {
@@ -198,12 +214,12 @@ struct ModIndex {
     kallsyms: usize,
     num_symtab: u64,
     len: usize,
-    entries: KvSlice<ModEntry>,
+    entries: KVVec<ModEntry>,
 }
 
 impl ModIndex {
     fn entries(&self) -> &[ModEntry] {
-        self.entries.as_slice().get(..self.len).unwrap_or(&[])
+        self.entries.get(..self.len).unwrap_or(&[])
     }
 }
 
@@ -216,8 +232,6 @@ const SLOTS: usize = 64;
 static KEYS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 /// The index per slot.
 static INDEXES: [AtomicPtr<ModIndex>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
-/// Addresses whose module wants an index (0: free).
-static PENDING: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 /// Indexes built so far, and modules refused for want of a slot or memory.
 pub(crate) static BUILT: AtomicU64 = AtomicU64::new(0);
 pub(crate) static NOT_BUILT: AtomicU64 = AtomicU64::new(0);
@@ -239,15 +253,15 @@ pub(crate) enum ModAnswer<R> {
     Indexed(R),
     /// No module holds the address (as `__module_address()` sees it).
     NotModule,
-    /// The index cannot answer (module not live, index not built yet): ask
-    /// the stock path.
+    /// The index cannot answer (module not live, or still on its init-time
+    /// symtab, or not indexed): ask the stock path.
     Stock,
 }
 
 /// Looks `addr` up in its module's index and hands the view and the hit
 /// (`None`: the module has no symbol there) to `f`, inside the
-/// preempt-disabled section. Queues a build when the index is missing or
-/// stale. `all_symbols` is `CONFIG_KALLSYMS_ALL`.
+/// preempt-disabled section. Any context, NMI included: no lock, no
+/// allocation, no queued work. `all_symbols` is `CONFIG_KALLSYMS_ALL`.
 pub(crate) fn lookup<R>(
     find: ModuleAddressFn,
     addr: u64,
@@ -258,15 +272,13 @@ pub(crate) fn lookup<R>(
     let Some(v) = ModView::read(find, addr, &guard) else {
         return ModAnswer::NotModule;
     };
-    if v.live == 0 {
+    if v.live == 0 || v.serving == 0 {
         return ModAnswer::Stock;
     }
     let ix = index_of(v.module as usize, &guard);
     let Some(ix) =
         ix.filter(|ix| ix.kallsyms == v.kallsyms as usize && ix.num_symtab == v.num_symtab)
     else {
-        drop(guard);
-        request(addr);
         return ModAnswer::Stock;
     };
     let hit = find_in_index(ix.entries(), &v.layout(), addr, all_symbols);
@@ -285,35 +297,26 @@ pub(crate) fn copy_name(v: &ModView, hit: &ModuleHit, out: &mut [u8; KSYM_NAME_L
     n
 }
 
-fn request(addr: u64) {
-    // A full queue drops the request; the next miss asks again.
-    let _ = PENDING.iter().any(|p| {
-        p.compare_exchange(0, addr, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
-    });
-    // SAFETY: schedule_work() from any context but NMI (the C side checks).
-    unsafe { kfs_request_build() };
-}
+/// Most modules the loader indexes at once (the slots bound them anyway).
+const LIVE_MAX: usize = SLOTS;
 
-/// Requests an index for the module holding `addr` and waits for the
-/// builder. Process context only, without `kfs_mod_lock`.
-pub(crate) fn build_now(addr: u64) {
-    request(addr);
-    // SAFETY: process context; the builder does not take `kfs_lock`.
-    unsafe { kfs_flush_builds() };
-}
-
-/// The work item: builds the pending indexes. Called under `kfs_mod_lock`.
-pub(crate) fn build_pending(find: ModuleAddressFn) {
-    for p in PENDING.iter() {
-        let addr = p.swap(0, Ordering::AcqRel);
-        if addr != 0 {
-            build(find, addr);
-        }
+/// Indexes every module live now. The loader, once the tables are
+/// published: modules that went live before that had no notifier run that
+/// could index them. Process context, under `kfs_mod_lock`.
+pub(crate) fn index_live_modules(find: ModuleAddressFn) {
+    let mut mods = [0u64; LIVE_MAX];
+    // SAFETY: `find` is the verified `__module_address`; `mods` has
+    // LIVE_MAX slots.
+    let n = unsafe { kfs_live_modules(find, mods.as_mut_ptr(), LIVE_MAX) };
+    for &m in mods.iter().take(n) {
+        build(find, m);
     }
 }
 
-fn build(find: ModuleAddressFn, addr: u64) {
+/// Builds the index of the live module holding `addr`, from its
+/// `core_kallsyms`, unless it has a current one. Process context, under
+/// `kfs_mod_lock`.
+pub(crate) fn build(find: ModuleAddressFn, addr: u64) {
     // 1. Which module and symtab version, and how big.
     let (module, kallsyms, num) = {
         let guard = NoPreempt::new();
@@ -330,7 +333,7 @@ fn build(find: ModuleAddressFn, addr: u64) {
         }
         (v.module as usize, v.kallsyms as usize, v.num_symtab)
     };
-    let Ok(mut entries) = KvSlice::<ModEntry>::zeroed(num.saturating_sub(1) as usize) else {
+    let Ok(mut entries) = kv_zeroed::<ModEntry>(num.saturating_sub(1) as usize) else {
         NOT_BUILT.fetch_add(1, Ordering::Relaxed);
         return;
     };
@@ -349,13 +352,13 @@ fn build(find: ModuleAddressFn, addr: u64) {
         {
             return;
         }
-        collect_module_candidates(&v, entries.as_mut_slice())
+        collect_module_candidates(&v, &mut entries)
     };
     let Some(count) = count else {
         return;
     };
     // 3. Sort outside the section: the entries are ours.
-    let Some(used) = entries.as_mut_slice().get_mut(..count) else {
+    let Some(used) = entries.get_mut(..count) else {
         return;
     };
     let len = sort_module_index(used);
@@ -373,7 +376,7 @@ fn build(find: ModuleAddressFn, addr: u64) {
     publish(KBox::into_raw(ix));
 }
 
-use kernel::prelude::{KBox, GFP_KERNEL};
+use kernel::prelude::{KBox, KVVec, GFP_KERNEL};
 
 /// Publishes `ix`, replacing the module's older index if any. Under
 /// `kfs_mod_lock`.
@@ -409,14 +412,20 @@ fn free_after_grace_period(old: *mut ModIndex) {
     drop(unsafe { KBox::from_raw(old) });
 }
 
-/// Module notifier (under `kfs_mod_lock`): a module coming or going loses
-/// its index.
-pub(crate) fn module_changed(event: u64, module: usize) {
-    // MODULE_STATE_COMING (1), MODULE_STATE_GOING (2).
-    if event != 1 && event != 2 {
-        return;
+/// Module notifier (under `kfs_mod_lock`): a module going live is indexed
+/// (`find`: the verified `__module_address`, once tables are loaded); a
+/// module coming or going loses its index.
+pub(crate) fn module_changed(event: u64, module: usize, find: Option<ModuleAddressFn>) {
+    const LIVE: u64 = bindings::module_state_MODULE_STATE_LIVE as u64;
+    const COMING: u64 = bindings::module_state_MODULE_STATE_COMING as u64;
+    const GOING: u64 = bindings::module_state_MODULE_STATE_GOING as u64;
+    match (event, find) {
+        // `struct module` lies in its module's own memory
+        // (`.gnu.linkonce.this_module`), so its address finds it.
+        (LIVE, Some(find)) => build(find, module as u64),
+        (COMING | GOING, _) => drop_module(module),
+        _ => {}
     }
-    drop_module(module);
 }
 
 fn drop_module(module: usize) {

@@ -6,10 +6,13 @@
  *  - the livepatch structures replacing lookup_symbol_name() and the
  *    sprint_symbol() family (%pS, %ps, %pB),
  *  - the debugfs files (kallsyms_fast/{load,ctl,check,status}),
- *  - the module notifier and the work item building module indexes,
+ *  - the module notifier, which builds and drops module indexes, and the
+ *    walk over the modules already live when the tables are loaded,
  *  - kfs_module_view(): the fields of struct module a lookup reads,
  *  - one-line wrappers of kernel helpers the Rust side calls.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
 #include <linux/debugfs.h>
@@ -25,6 +28,8 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
 #include <linux/stacktrace.h>
 #include <linux/timex.h>
 #include <linux/uaccess.h>
@@ -32,14 +37,34 @@
 
 #include "shim_glue.h"
 
+/* struct kfs_mod_view has the layout ModView (mod_index.rs) asserts. */
+static_assert(sizeof(struct kfs_mod_view) == 8 * 8 + 16 * MOD_MEM_NUM_TYPES);
+static_assert(offsetof(struct kfs_mod_view, mod) == 0);
+static_assert(offsetof(struct kfs_mod_view, kallsyms) == 8);
+static_assert(offsetof(struct kfs_mod_view, symtab) == 16);
+static_assert(offsetof(struct kfs_mod_view, strtab) == 24);
+static_assert(offsetof(struct kfs_mod_view, name) == 32);
+static_assert(offsetof(struct kfs_mod_view, num_symtab) == 40);
+static_assert(offsetof(struct kfs_mod_view, live) == 48);
+static_assert(offsetof(struct kfs_mod_view, serving) == 56);
+static_assert(offsetof(struct kfs_mod_view, mem) == 64);
+static_assert(ARRAY_SIZE(((struct kfs_mod_view *)0)->mem) == MOD_MEM_NUM_TYPES);
+/* The symtab entries ModView reads as bindings::elf64_sym. */
+static_assert(__same_type(((struct mod_kallsyms *)0)->symtab,
+			  struct elf64_sym *));
+/* mod_index.rs reads mod->name with this bound. */
+static_assert(MODULE_NAME_LEN == 56);
+
 #define KFS_SYMBOL_BUF	1024
 #define KFS_IN_MAX	8192
 #define KFS_STATUS_MAX	4096
 /* Frames per task the bench takes: enough for 10000 tasks in 64K slots. */
 #define KFS_STACK_FRAMES	6
+/* Bound on the module list walk (a list can change while it is walked). */
+#define KFS_WALK_MAX	65536
 
 static DEFINE_MUTEX(kfs_lock);
-/* Serialises module index builds against the module notifier. */
+/* Serialises module index builds and drops (notifier and loader). */
 static DEFINE_MUTEX(kfs_mod_lock);
 static struct dentry *kfs_dir;
 static bool kfs_patch_used;
@@ -120,16 +145,6 @@ int kfs_sprint_symbol(char *buf, unsigned long addr)
 	return sprint_symbol(buf, addr);
 }
 
-void *kfs_kvzalloc(size_t size)
-{
-	return kvzalloc(size, GFP_KERNEL);
-}
-
-void kfs_kvfree(void *p)
-{
-	kvfree(p);
-}
-
 void kfs_cond_resched(void)
 {
 	cond_resched();
@@ -183,30 +198,30 @@ void kfs_synchronize_rcu(void)
 
 /*
  * The module containing @addr, as lookup_module_symbol_name() would find
- * it, read into @v. Call with preemption disabled (what __module_address()
- * asserts); everything @v points to stays valid until preemption is enabled
- * again, because free_module() waits for an RCU grace period.
+ * it, read into @v: its core_kallsyms (what an index is built from and
+ * keyed by) and whether mod->kallsyms points there yet (do_init_module()
+ * switches it after the LIVE notification). Call with preemption disabled
+ * (what __module_address() asserts); everything @v points to stays valid
+ * until preemption is enabled again, because free_module() waits for an
+ * RCU grace period.
  */
 bool kfs_module_view(kfs_module_address_t find, unsigned long addr,
 		     struct kfs_mod_view *v)
 {
 	struct module *mod = find(addr);
-	struct mod_kallsyms *ks;
+	struct mod_kallsyms *core;
 
-	BUILD_BUG_ON(ARRAY_SIZE(v->mem) != MOD_MEM_NUM_TYPES);
-	BUILD_BUG_ON(sizeof(Elf_Sym) != 24);
 	if (!mod)
 		return false;
-	ks = rcu_dereference_sched(mod->kallsyms);
-	if (!ks)
-		return false;
+	core = &mod->core_kallsyms;
 	v->mod = mod;
-	v->kallsyms = ks;
-	v->symtab = ks->symtab;
-	v->strtab = ks->strtab;
+	v->kallsyms = core;
+	v->symtab = core->symtab;
+	v->strtab = core->strtab;
 	v->name = mod->name;
-	v->num_symtab = ks->num_symtab;
+	v->num_symtab = core->num_symtab;
 	v->live = READ_ONCE(mod->state) == MODULE_STATE_LIVE;
+	v->serving = rcu_dereference_sched(mod->kallsyms) == core;
 	for_each_mod_mem_type(type) {
 		v->mem[type][0] = (unsigned long)mod->mem[type].base;
 		v->mem[type][1] = mod->mem[type].size;
@@ -214,43 +229,52 @@ bool kfs_module_view(kfs_module_address_t find, unsigned long addr,
 	return true;
 }
 
-static void kfs_build_fn(struct work_struct *work)
+/*
+ * Up to @max live modules, this one first, as addresses inside each (its
+ * struct module). The module list is not exported, but this module is on
+ * it: walk it from THIS_MODULE under RCU (preemption disabled, as kallsyms
+ * walks it). The list head is the only node that is no module's list
+ * entry, which @find (__module_address) tells apart. This module went live
+ * before its notifier could index anything, so it is listed too.
+ */
+size_t kfs_live_modules(kfs_module_address_t find, unsigned long *out,
+			size_t max)
+{
+	struct list_head *pos;
+	struct module *mod;
+	size_t n = 0, steps = 0;
+
+	preempt_disable();
+	if (max && READ_ONCE(THIS_MODULE->state) == MODULE_STATE_LIVE)
+		out[n++] = (unsigned long)THIS_MODULE;
+	for (pos = rcu_dereference_sched(list_next_rcu(&THIS_MODULE->list));
+	     pos != &THIS_MODULE->list && n < max && steps < KFS_WALK_MAX;
+	     pos = rcu_dereference_sched(list_next_rcu(pos)), steps++) {
+		mod = find((unsigned long)pos);
+		if (!mod || &mod->list != pos)
+			continue;	/* the list head */
+		if (READ_ONCE(mod->state) == MODULE_STATE_LIVE)
+			out[n++] = (unsigned long)mod;
+	}
+	preempt_enable();
+	return n;
+}
+
+/* The tables were just published: index the modules already live. */
+void kfs_index_live_modules(void)
 {
 	mutex_lock(&kfs_mod_lock);
-	kfs_rust_build_pending();
+	kfs_rust_index_live_modules();
 	mutex_unlock(&kfs_mod_lock);
-}
-
-static DECLARE_WORK(kfs_build_work, kfs_build_fn);
-
-/* A lookup missed a module index: build it in process context. */
-void kfs_request_build(void)
-{
-	if (!in_nmi())
-		schedule_work(&kfs_build_work);
-}
-
-void kfs_flush_builds(void)
-{
-	flush_work(&kfs_build_work);
 }
 
 static char *kfs_copy_in(const char __user *ubuf, size_t count)
 {
-	char *buf;
-
 	if (!capable(CAP_SYS_ADMIN))
 		return ERR_PTR(-EPERM);
 	if (count == 0 || count >= KFS_IN_MAX)
 		return ERR_PTR(-EINVAL);
-	buf = kzalloc(count + 1, GFP_KERNEL);
-	if (!buf)
-		return ERR_PTR(-ENOMEM);
-	if (copy_from_user(buf, ubuf, count)) {
-		kfree(buf);
-		return ERR_PTR(-EFAULT);
-	}
-	return buf;
+	return memdup_user_nul(ubuf, count);
 }
 
 /* Copy a debugfs write in, hand it to @handle under kfs_lock. */
@@ -292,18 +316,18 @@ static int kfs_enable(void)
 	int ret;
 
 	if (kfs_patch_used) {
-		pr_err("kallsyms_fast_shim: the patch can be enabled once per load; reload the module\n");
+		pr_err("the patch can be enabled once per load; reload the module\n");
 		return -EBUSY;
 	}
 	if (!kfs_rust_ready()) {
-		pr_err("kallsyms_fast_shim: no verified tables; write kallsyms_fast/load first\n");
+		pr_err("no verified tables; write kallsyms_fast/load first\n");
 		return -ENODATA;
 	}
 	ret = klp_enable_patch(&kfs_patch);
 	if (ret)
 		return ret;
 	kfs_patch_used = true;
-	pr_info("kallsyms_fast_shim: lookup_symbol_name() now served by the fast index\n");
+	pr_info("lookup_symbol_name() now served by the fast index\n");
 	return 0;
 }
 
@@ -410,7 +434,6 @@ void kfs_glue_exit(void)
 	 */
 	debugfs_remove_recursive(kfs_dir);
 	unregister_module_notifier(&kfs_module_nb);
-	cancel_work_sync(&kfs_build_work);
 }
 
 MODULE_INFO(livepatch, "Y");

@@ -140,11 +140,11 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     #[inline]
     fn set_of(&self, addr: u64) -> &[Entry; WAYS] {
         let h = (addr >> 2).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let idx = if Self::SET_BITS == 0 {
-            0
-        } else {
-            (h >> (64 - Self::SET_BITS)) as usize
-        };
+        // The top SET_BITS bits; a shift by 64 (one set) gives set 0.
+        let top = h
+            .checked_shr(u64::BITS.saturating_sub(Self::SET_BITS))
+            .unwrap_or(0);
+        let idx = usize::try_from(top).unwrap_or(0);
         // idx < SETS by construction; `get` keeps the no-panic rule.
         self.sets.get(idx).unwrap_or(&self.sets[0])
     }
@@ -220,11 +220,10 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         }
         if victim.is_none() {
             // Second chance, starting at a rotating hand.
+            // The hand wraps at 2^32 by design: only its residue matters.
             let hand = self.clock.fetch_add(1, Ordering::Relaxed) as usize;
-            for k in 0..2 * WAYS {
-                let Some(e) = set.get((hand + k) % WAYS) else {
-                    break;
-                };
+            let start = hand.checked_rem(WAYS).unwrap_or(0);
+            for e in set.iter().cycle().skip(start).take(WAYS.saturating_mul(2)) {
                 if e.referenced.swap(0, Ordering::Relaxed) == 0 {
                     victim = Some(e);
                     break;
@@ -242,8 +241,9 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         }
         fence(Ordering::Release);
         let mut bytes = [0u8; NAME_WORDS * 8];
-        bytes[0] = name.len() as u8;
-        if let Some(dst) = bytes.get_mut(1..1 + name.len()) {
+        // name.len() <= CACHE_NAME_MAX (checked on entry): it fits a byte.
+        bytes[0] = u8::try_from(name.len()).unwrap_or(0);
+        if let Some(dst) = bytes.get_mut(1..=name.len()) {
             dst.copy_from_slice(name);
         }
         let (chunks, _) = bytes.as_chunks::<8>();

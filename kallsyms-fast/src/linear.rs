@@ -45,17 +45,7 @@ impl<'a> Linear<'a> {
             }
         }
         // The end is the first address above the best one.
-        let mut end = 0u64;
-        for i in best + 1..n {
-            let a = t.sym_address(i)?;
-            if a > best_addr {
-                end = a;
-                break;
-            }
-        }
-        if end == 0 {
-            end = self.sections.last_symbol_end(addr);
-        }
+        let end = t.symbol_end(&self.sections, best.saturating_add(1), best_addr, addr)?;
         // Grab the name: walk every record from the first.
         let mut off = 0usize;
         for _ in 0..best {

@@ -45,6 +45,11 @@ pub const NUM_LOADER_SYMBOLS: usize =
     TABLE_SYMBOLS.len() + FUNCTION_SYMBOLS.len() + SECTION_SYMBOLS.len();
 
 /// Every name, in the order above: tables, functions, sections.
+#[allow(
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    reason = "evaluated at compile time: a bad index or overflow fails the build"
+)]
 pub const LOADER_SYMBOLS: [&str; NUM_LOADER_SYMBOLS] = {
     let mut out = [""; NUM_LOADER_SYMBOLS];
     let mut i = 0;

@@ -10,8 +10,8 @@
 //! that every table access is checked (a malformed table gives `None`, where
 //! the kernel would read out of bounds).
 
-use crate::name::{expand_symbol, skip_record, NameBuf};
-use crate::tables::{KallsymsTables, Sections, MARKER_STRIDE};
+use crate::name::{expand_symbol, record_offset, NameBuf};
+use crate::tables::{KallsymsTables, Sections};
 
 /// Position, size and offset of the symbol covering an address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,29 +45,24 @@ impl<'a> Mainline<'a> {
         let n = t.len();
         let mut low = 0usize;
         let mut high = n;
-        while high - low > 1 {
-            let mid = low + (high - low) / 2;
+        while high.saturating_sub(low) > 1 {
+            // low + (high - low) / 2, as the kernel computes it.
+            let mid = low.midpoint(high);
             if t.sym_address(mid)? <= addr {
                 low = mid;
             } else {
                 high = mid;
             }
         }
-        while low > 0 && t.sym_address(low - 1)? == t.sym_address(low)? {
-            low -= 1;
-        }
-        let symbol_start = t.sym_address(low)?;
-        let mut symbol_end = 0u64;
-        for i in low + 1..n {
-            let a = t.sym_address(i)?;
-            if a > symbol_start {
-                symbol_end = a;
+        while let Some(prev) = low.checked_sub(1) {
+            if t.sym_address(prev)? != t.sym_address(low)? {
                 break;
             }
+            low = prev;
         }
-        if symbol_end == 0 {
-            symbol_end = self.sections.last_symbol_end(addr);
-        }
+        let symbol_start = t.sym_address(low)?;
+        // Search for the next non-aliased symbol, else the section end.
+        let symbol_end = t.symbol_end(&self.sections, low.saturating_add(1), symbol_start, addr)?;
         Some(SymbolPos {
             pos: low,
             size: symbol_end.wrapping_sub(symbol_start),
@@ -78,12 +73,7 @@ impl<'a> Mainline<'a> {
     /// `get_symbol_offset()`: byte offset in `kallsyms_names` of record `pos`,
     /// found by walking from the nearest marker.
     pub fn get_symbol_offset(&self, pos: usize) -> Option<usize> {
-        let t = &self.tables;
-        let mut off = *t.markers.get(pos / MARKER_STRIDE)? as usize;
-        for _ in 0..pos % MARKER_STRIDE {
-            off = skip_record(t, off)?;
-        }
-        Some(off)
+        record_offset(&self.tables, pos)
     }
 
     /// The core-kernel part of `kallsyms_lookup_buildid()`: `None` when
@@ -104,32 +94,30 @@ impl<'a> Mainline<'a> {
         if t.is_empty() {
             return None;
         }
-        let mut low: isize = 0;
-        let mut high: isize = t.len() as isize - 1;
-        let mut mid = 0isize;
-        let mut found = false;
-        while low <= high {
-            mid = low + (high - low) / 2;
-            self.expand_seq(mid as usize, buf)?;
-            match name.cmp(buf.as_bytes()) {
-                core::cmp::Ordering::Greater => low = mid + 1,
-                core::cmp::Ordering::Less => high = mid - 1,
-                core::cmp::Ordering::Equal => {
-                    found = true;
-                    break;
-                }
+        // The kernel's inclusive bounds; its `high = mid - 1` below zero
+        // (which ends its loop) ends this one too.
+        let mut low = 0usize;
+        let mut high = t.len().checked_sub(1)?;
+        let mid = loop {
+            if low > high {
+                return None;
             }
-        }
-        if !found {
-            return None;
-        }
-        let mut low = mid as usize;
-        while low > 0 {
-            self.expand_seq(low - 1, buf)?;
+            // low + (high - low) / 2, as the kernel computes it.
+            let mid = low.midpoint(high);
+            self.expand_seq(mid, buf)?;
+            match name.cmp(buf.as_bytes()) {
+                core::cmp::Ordering::Greater => low = mid.checked_add(1)?,
+                core::cmp::Ordering::Less => high = mid.checked_sub(1)?,
+                core::cmp::Ordering::Equal => break mid,
+            }
+        };
+        let mut low = mid;
+        while let Some(prev) = low.checked_sub(1) {
+            self.expand_seq(prev, buf)?;
             if buf.as_bytes() != name {
                 break;
             }
-            low -= 1;
+            low = prev;
         }
         Some(low)
     }

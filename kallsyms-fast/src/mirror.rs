@@ -289,9 +289,13 @@ impl Mirror {
             tables: self.tables.view(),
             sections: self.tables.sections,
             addr: AddrIndex::from_parts(self.addr_layout, &self.buckets, &self.name_delta),
-            names: NameIndex::from_parts(self.name_layout, &self.directory, &self.entries),
             tokens: &self.tokens,
         }
+    }
+
+    /// The name index over the core tables, for [`FastCore::lookup_name`].
+    fn names(&self) -> NameIndex<'_> {
+        NameIndex::from_parts(self.name_layout, &self.directory, &self.entries)
     }
 
     /// `__module_address()`: the module owning `addr`, by the kernel's
@@ -402,7 +406,7 @@ impl Mirror {
         }
         let core = match algo {
             Algo::Linear | Algo::Mainline => self.mainline().lookup_name(name, buf),
-            Algo::Fast | Algo::Cached => self.fast().lookup_name(name),
+            Algo::Fast | Algo::Cached => self.fast().lookup_name(&self.names(), name),
         };
         if let Some(a) = core {
             return a;

@@ -1,6 +1,6 @@
 //! Symbol names: a fixed buffer and the kernel's token expansion.
 
-use crate::tables::{KallsymsTables, KSYM_NAME_LEN};
+use crate::tables::{KallsymsTables, KSYM_NAME_LEN, MARKER_STRIDE};
 
 /// A symbol name in a fixed `KSYM_NAME_LEN` buffer, like the kernel's
 /// `char namebuf[KSYM_NAME_LEN]` (at most 511 bytes plus room for the NUL).
@@ -69,9 +69,11 @@ impl NameBuf {
     /// Replaces the content with `bytes`, truncated as `strscpy(.., KSYM_NAME_LEN)`
     /// truncates (to 511 bytes).
     pub fn set(&mut self, bytes: &[u8]) {
-        let n = bytes.len().min(KSYM_NAME_LEN - 1);
-        self.buf[..n].copy_from_slice(&bytes[..n]);
-        self.len = n;
+        let src = bytes.get(..KSYM_NAME_LEN - 1).unwrap_or(bytes);
+        if let Some(dst) = self.buf.get_mut(..src.len()) {
+            dst.copy_from_slice(src);
+            self.len = src.len();
+        }
     }
 
     /// The whole buffer and the length, for expanders that write in place.
@@ -106,11 +108,32 @@ pub fn expand_symbol_into(
     off: usize,
     buf: &mut [u8; KSYM_NAME_LEN],
 ) -> Option<(usize, usize)> {
-    let (data, len) = t.record_at(off)?;
-    let bytes = t.names.get(data..data.checked_add(len)?)?;
-    let mut skipped_first = false;
+    let (bytes, end) = t.record(off)?;
+    // pos <= KSYM_NAME_LEN - 1 throughout: the sums below cannot saturate.
     let mut pos = 0usize;
-    for &b in bytes {
+    for tok in name_tokens(*t, bytes) {
+        let tok = tok?;
+        // Truncate at KSYM_NAME_LEN - 1 bytes, as the kernel does.
+        let n = tok.len().min((KSYM_NAME_LEN - 1).saturating_sub(pos));
+        let to = pos.saturating_add(n);
+        if let (Some(dst), Some(src)) = (buf.get_mut(pos..to), tok.get(..n)) {
+            dst.copy_from_slice(src);
+            pos = to;
+        }
+    }
+    Some((end, pos))
+}
+
+/// The tokens of a record's bytes as `kallsyms_expand_symbol()` copies
+/// them: the first character of the first non-empty token (the type) is
+/// dropped (its `skipped_first`). `None` items for tokens out of bounds.
+#[inline]
+fn name_tokens<'a>(
+    t: KallsymsTables<'a>,
+    bytes: &'a [u8],
+) -> impl Iterator<Item = Option<&'a [u8]>> + 'a {
+    let mut skipped_first = false;
+    bytes.iter().map(move |&b| {
         let mut tok = t.token(b)?;
         if !skipped_first {
             if let Some((_, rest)) = tok.split_first() {
@@ -118,14 +141,8 @@ pub fn expand_symbol_into(
                 skipped_first = true;
             }
         }
-        // Truncate at KSYM_NAME_LEN - 1 bytes, as the kernel does.
-        let n = tok.len().min(KSYM_NAME_LEN - 1 - pos);
-        if let (Some(dst), Some(src)) = (buf.get_mut(pos..pos + n), tok.get(..n)) {
-            dst.copy_from_slice(src);
-            pos += n;
-        }
-    }
-    Some((data + len, pos))
+        Some(tok)
+    })
 }
 
 /// `kallsyms_get_symbol_type()`: the type character of the record at `off`.
@@ -141,24 +158,29 @@ pub fn symbol_type(t: &KallsymsTables<'_>, off: usize) -> Option<u8> {
 /// Returns `None` for a malformed record.
 #[inline]
 pub fn name_equals(t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bool> {
-    let (data, len) = t.record_at(off)?;
-    let bytes = t.names.get(data..data.checked_add(len)?)?;
+    let (bytes, _) = t.record(off)?;
     let mut rest = name;
-    let mut skipped_first = false;
-    for &b in bytes {
-        let mut tok = t.token(b)?;
-        if !skipped_first {
-            if let Some((_, r)) = tok.split_first() {
-                tok = r;
-                skipped_first = true;
-            }
-        }
-        match rest.strip_prefix(tok) {
+    for tok in name_tokens(*t, bytes) {
+        match rest.strip_prefix(tok?) {
             Some(r) => rest = r,
             None => return Some(false),
         }
     }
     Some(rest.is_empty())
+}
+
+/// `get_symbol_offset()`: the byte offset of record `pos` in
+/// `kallsyms_names`, found as the kernel finds it: from the marker of its
+/// block of 256, skip up to 255 records one by one. The one copy of this
+/// walk: the mainline port, the index builders and the fast path's
+/// fallback all call it.
+#[inline]
+pub fn record_offset(t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
+    let mut off = usize::try_from(*t.markers.get(pos / MARKER_STRIDE)?).ok()?;
+    for _ in 0..pos % MARKER_STRIDE {
+        off = skip_record(t, off)?;
+    }
+    Some(off)
 }
 
 /// Skips one record starting at `off`; returns the offset of the next one.

@@ -173,7 +173,7 @@ impl core::fmt::Display for TableError {
                 write!(
                     f,
                     "kallsyms_markers[{index}]: does not point at record {}",
-                    index as usize * MARKER_STRIDE
+                    u64::from(index).saturating_mul(MARKER_STRIDE as u64)
                 )
             }
             TableError::BadToken { token } => {
@@ -224,8 +224,11 @@ impl<'a> KallsymsTables<'a> {
     /// name order.
     #[inline]
     pub fn symbol_seq(&self, index: usize) -> Option<usize> {
-        let b = self.seqs_of_names.get(3 * index..3 * index + 3)?;
-        Some(((b[0] as usize) << 16) | ((b[1] as usize) << 8) | b[2] as usize)
+        let start = index.checked_mul(3)?;
+        let &[b0, b1, b2] = self.seqs_of_names.get(start..start.checked_add(3)?)? else {
+            return None;
+        };
+        Some((usize::from(b0) << 16) | (usize::from(b1) << 8) | usize::from(b2))
     }
 
     /// The token string of token byte `t`, without its terminating NUL.
@@ -241,13 +244,38 @@ impl<'a> KallsymsTables<'a> {
     /// returns `(first data byte offset, data length)`.
     #[inline]
     pub fn record_at(&self, off: usize) -> Option<(usize, usize)> {
-        let b0 = *self.names.get(off)? as usize;
+        let b0 = usize::from(*self.names.get(off)?);
         if b0 & 0x80 != 0 {
-            let b1 = *self.names.get(off + 1)? as usize;
-            Some((off + 2, (b0 & 0x7f) | (b1 << 7)))
+            let b1 = usize::from(*self.names.get(off.checked_add(1)?)?);
+            Some((off.checked_add(2)?, (b0 & 0x7f) | (b1 << 7)))
         } else {
-            Some((off + 1, b0))
+            Some((off.checked_add(1)?, b0))
         }
+    }
+
+    /// `get_symbol_pos()`'s end for a symbol starting at `start`: the first
+    /// address above `start` at positions `from..` ("search for next
+    /// non-aliased symbol"), else the end of the section holding `addr`.
+    /// `None` when an address cannot be read.
+    #[inline]
+    pub fn symbol_end(&self, s: &Sections, from: usize, start: u64, addr: u64) -> Option<u64> {
+        for i in from..self.len() {
+            let a = self.sym_address(i)?;
+            if a > start {
+                return Some(a);
+            }
+        }
+        Some(s.last_symbol_end(addr))
+    }
+
+    /// The token bytes of the record at byte offset `off` of
+    /// `kallsyms_names`, and the offset of the next record; `None` when the
+    /// record runs past the end.
+    #[inline]
+    pub fn record(&self, off: usize) -> Option<(&'a [u8], usize)> {
+        let (data, len) = self.record_at(off)?;
+        let end = data.checked_add(len)?;
+        Some((self.names.get(data..end)?, end))
     }
 
     /// Checks the whole structure once: lengths, record framing, markers,
@@ -268,28 +296,35 @@ impl<'a> KallsymsTables<'a> {
         if self.token_index.len() < 256 {
             return Err(TableError::TooShort("kallsyms_token_index"));
         }
-        if self.seqs_of_names.len() < 3 * n {
+        // n <= 2^24 (checked above): 3 * n cannot saturate.
+        if self.seqs_of_names.len() < n.saturating_mul(3) {
             return Err(TableError::TooShort("kallsyms_seqs_of_names"));
         }
         if scratch.len() < n.div_ceil(64) {
             return Err(TableError::TooShort("scratch"));
         }
         let mut token_len = [0usize; 256];
-        for (t, slot) in token_len.iter_mut().enumerate() {
+        for (t, slot) in (0..=u8::MAX).zip(token_len.iter_mut()) {
             *slot = self
-                .token(t as u8)
-                .ok_or(TableError::BadToken { token: t as u8 })?
+                .token(t)
+                .ok_or(TableError::BadToken { token: t })?
                 .len();
         }
         let mut off = 0usize;
         let mut prev = 0u64;
         for pos in 0..n {
-            if pos % MARKER_STRIDE == 0 && self.markers[pos / MARKER_STRIDE] as usize != off {
+            if pos % MARKER_STRIDE == 0
+                && self
+                    .markers
+                    .get(pos / MARKER_STRIDE)
+                    .and_then(|&m| usize::try_from(m).ok())
+                    != Some(off)
+            {
                 return Err(TableError::BadMarker {
-                    index: (pos / MARKER_STRIDE) as u32,
+                    index: pos32(pos / MARKER_STRIDE),
                 });
             }
-            let bad = TableError::BadNameRecord { pos: pos as u32 };
+            let bad = TableError::BadNameRecord { pos: pos32(pos) };
             let (data, len) = self.record_at(off).ok_or(bad)?;
             let end = data.checked_add(len).ok_or(bad)?;
             let bytes = self.names.get(data..end).ok_or(bad)?;
@@ -297,16 +332,18 @@ impl<'a> KallsymsTables<'a> {
                 return Err(bad);
             }
             // The first expanded byte is the type; the name is the rest.
-            let expanded: usize = bytes.iter().map(|&t| token_len[t as usize]).sum();
+            let expanded = bytes.iter().fold(0usize, |sum, &t| {
+                sum.saturating_add(token_len.get(usize::from(t)).copied().unwrap_or(0))
+            });
             if !(2..=KSYM_NAME_LEN).contains(&expanded) {
-                return Err(TableError::BadName { pos: pos as u32 });
+                return Err(TableError::BadName { pos: pos32(pos) });
             }
             off = end;
             let addr = self
                 .sym_address(pos)
                 .ok_or(TableError::TooShort("kallsyms_offsets"))?;
             if pos > 0 && addr < prev {
-                return Err(TableError::Unsorted { pos: pos as u32 });
+                return Err(TableError::Unsorted { pos: pos32(pos) });
             }
             prev = addr;
         }
@@ -314,30 +351,39 @@ impl<'a> KallsymsTables<'a> {
             *w = 0;
         }
         for i in 0..n {
-            let seq = self
-                .symbol_seq(i)
-                .ok_or(TableError::BadSeq { index: i as u32 })?;
-            if seq >= n || scratch[seq / 64] & (1 << (seq % 64)) != 0 {
-                return Err(TableError::BadSeq { index: i as u32 });
+            let bad = TableError::BadSeq { index: pos32(i) };
+            let seq = self.symbol_seq(i).ok_or(bad)?;
+            let bit = 1u64 << (seq % 64);
+            let word = scratch.get_mut(seq / 64).filter(|_| seq < n).ok_or(bad)?;
+            if *word & bit != 0 {
+                return Err(bad);
             }
-            scratch[seq / 64] |= 1 << (seq % 64);
+            *word |= bit;
         }
         Ok(())
     }
+}
+
+/// A position for an error: tables hold at most 2^24 symbols (checked
+/// first), so it always fits.
+pub(crate) fn pos32(pos: usize) -> u32 {
+    u32::try_from(pos).unwrap_or(u32::MAX)
 }
 
 /// The `kallsyms_sym_address()` decoding of one `kallsyms_offsets` entry.
 #[inline]
 pub fn decode_offset(off: i32, relative_base: u64, absolute_percpu: bool) -> u64 {
     if !absolute_percpu {
-        return relative_base.wrapping_add(off as u32 as u64);
+        // `(u32)kallsyms_offsets[idx]`: the bits, as an unsigned offset.
+        return relative_base.wrapping_add(u64::from(off.cast_unsigned()));
     }
     if off >= 0 {
-        off as u64
+        u64::from(off.unsigned_abs())
     } else {
-        // relative_base - 1 - off, in the kernel's unsigned long arithmetic.
+        // relative_base - 1 - off, in the kernel's unsigned long arithmetic
+        // (the int is sign-extended, then taken modulo 2^64).
         relative_base
             .wrapping_sub(1)
-            .wrapping_sub(off as i64 as u64)
+            .wrapping_sub(i64::from(off).cast_unsigned())
     }
 }

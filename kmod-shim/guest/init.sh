@@ -40,13 +40,13 @@ enabled() { [ -d $LP ] && [ "$(cat $LP/transition)" = 0 ]; }
 
 # Every thread's wchan as uid 1000, which also owns a sleeping child, to $1.
 unpriv() {
-	kallsyms-bench shim wchan-unpriv --uid 1000 > "$O/$1" ||
+	kfast-shim-guest wchan-unpriv --uid 1000 > "$O/$1" ||
 		fail "wchan-unpriv ($1)"
 }
 
 # "<count> <wchan>" for the wchans of more than 100 threads.
 histogram() {
-	kallsyms-bench shim wchan |
+	kfast-shim-guest wchan |
 		awk '{ c[$2]++ } END { for (w in c) if (c[w] > 100) printf "%d %s, ", c[w], w }'
 }
 
@@ -82,8 +82,8 @@ cat /tmp/fifo/p > /dev/null &
 sh -c 'while :; do sleep 1; done' &
 sleep 1
 
-kallsyms-bench shim wchan > $O/stock1
-kallsyms-bench shim wchan > $O/stock2
+kfast-shim-guest wchan > $O/stock1
+kfast-shim-guest wchan > $O/stock2
 log "stock: $(wc -l < $O/stock1) threads"
 
 # 1. Bad input is refused, nothing changes.
@@ -108,7 +108,7 @@ sed '/^kallsyms_lookup /{s/1$/5/;t;s/.$/1/}' /tmp/good > /tmp/badfn3
 refused /tmp/badfn3 "kallsyms_lookup moved"
 printf 'kallsyms_num_syms zz\n' > /tmp/garbage
 refused /tmp/garbage "garbage"
-kallsyms-bench shim wchan > $O/stock3
+kfast-shim-guest wchan > $O/stock3
 
 # 2. Verified load, stock bench, enable, shim bench, compare.
 if kallsyms-bench shim load --no-enable; then
@@ -116,28 +116,64 @@ if kallsyms-bench shim load --no-enable; then
 	echo "bench 1000" > $D/ctl || fail "bench (stock)"
 	log "before enable: $(grep bench: $D/status)"
 	log "stock $(kallsyms-bench shim wchan-bench --seconds 8)"
-	kallsyms-bench shim wchan > $O/stock4
+	kfast-shim-guest wchan > $O/stock4
 	unpriv unpriv-stock1
 	echo enable > $D/ctl || fail "enable"
 	wait_for enabled 600 || fail "transition did not finish"
 	log "enabled: $(cat /sys/kernel/livepatch/kallsyms_fast_shim/enabled)"
-	kallsyms-bench shim wchan > $O/shim1
-	kallsyms-bench shim wchan > $O/shim2
-	kallsyms-bench shim wchan > $O/shim3
+	kfast-shim-guest wchan > $O/shim1
+	kfast-shim-guest wchan > $O/shim2
+	kfast-shim-guest wchan > $O/shim3
 	unpriv unpriv-shim1
 	unpriv unpriv-shim2
 	log "shim $(kallsyms-bench shim wchan-bench --seconds 8)"
 	log "$(grep generation $D/status)"
 	unload
 	log "stock again $(kallsyms-bench shim wchan-bench --seconds 8)"
-	kallsyms-bench shim wchan > $O/stock5
+	kfast-shim-guest wchan > $O/stock5
 	unpriv unpriv-stock2
 else
 	fail "valid load refused: $(grep 'last refusal' $D/status)"
 	unload
 fi
 
-# 3. Load/unload cycles while every wchan is read in a loop. In each, the
+# 3. %pS of module addresses from contexts where the lookup must not lock,
+# allocate or queue work (lockdep is on): under the current task's
+# pi_lock with irqs off, in a hard-irq hrtimer callback, inside a work item
+# and in an NMI handler (ksym_ctx's "run"). First stock, then under the
+# shim, whose first lookups of ksym_ctx happen in those contexts; ksym_ctx
+# was live before the load, so the loader indexed it.
+CTX=/sys/module/ksym_ctx/parameters
+# The four "ksym_ctx: <context>: <text>" lines of one run, to $O/ctx-$1.
+ctx_run() {
+	echo 1 > $CTX/run || fail "ksym_ctx run ($1)"
+	dmesg | sed -n -E 's/.*ksym_ctx: (pi_lock|hrtimer|work|nmi): /\1 /p' |
+		tail -4 > "$O/ctx-$1"
+	[ "$(grep -c '\[ksym_ctx\]' "$O/ctx-$1")" -eq 4 ] ||
+		fail "ksym_ctx ($1): not every context printed module symbols: $(tr '\n' ' ' < "$O/ctx-$1")"
+	grep -q "^nmi (not in_nmi())" "$O/ctx-$1" && fail "ksym_ctx ($1): handler not in NMI"
+}
+if insmod /lib/modules/ksym_ctx.ko; then
+	ctx_run stock
+	insmod $KO || fail "contexts: insmod"
+	kallsyms-bench shim load || fail "contexts: load"
+	wait_for enabled 600 || fail "contexts: transition"
+	idx=$(grep 'module indexes' $D/status)
+	log "contexts: $idx"
+	case "$idx" in *" 0 modules"*) fail "contexts: ksym_ctx not indexed" ;; esac
+	ctx_run shim
+	unload
+	rmmod ksym_ctx || fail "rmmod ksym_ctx"
+	if cmp -s $O/ctx-stock $O/ctx-shim; then
+		log "contexts: pi_lock, hrtimer, work, nmi: %pS identical to stock: $(tr '\n' ' ' < $O/ctx-shim)"
+	else
+		fail "contexts: %pS differs: stock $(tr '\n' ' ' < $O/ctx-stock), shim $(tr '\n' ' ' < $O/ctx-shim)"
+	fi
+else
+	fail "insmod ksym_ctx"
+fi
+
+# 4. Load/unload cycles while every wchan is read in a loop. In each, the
 # 60k-symbol ksym_many (4 kthreads sleeping in it) is loaded and unloaded
 # under the shim: its wchans must be stock's (module index built, used,
 # dropped on unload), and ksym_truth comes and goes too.
@@ -195,8 +231,9 @@ while [ $c -lt "$CYCLES" ]; do
 	kallsyms-bench shim load 2>/dev/null || { fail "cycle $c: load"; break; }
 	wait_for enabled 600 || { fail "cycle $c: transition"; break; }
 	if many_up; then
-		# First read may be stock (the index is built on a miss); the
-		# later ones are the index's.
+		# The index was built when ksym_many went live and serves once
+		# its symtab switched to core_kallsyms; a read before that is
+		# stock's.
 		for i in 1 2 3; do
 			# A thread caught waking up (every 10 s) shows something
 			# else for a moment: look again before calling it wrong.
@@ -216,10 +253,10 @@ done
 kill $reader
 log "cycles: $ok of $CYCLES completed"
 
-# 4. Scale: $SCALE user threads sleeping in core code, $SCALE ksym_many
+# 5. Scale: $SCALE user threads sleeping in core code, $SCALE ksym_many
 # kthreads sleeping in the module; passes over all of them, stock and shim.
 if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
-	kallsyms-bench shim sleepers "$SCALE" &
+	kfast-shim-guest sleepers "$SCALE" &
 	sleepers=$!
 	insmod /lib/modules/ksym_many.ko nr_threads="$SCALE" ||
 		fail "insmod ksym_many nr_threads=$SCALE"
@@ -238,14 +275,14 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 		done
 	} > /tmp/scale-tids
 	scale_dump() {
-		kallsyms-bench shim wchan |
+		kfast-shim-guest wchan |
 			awk 'NR == FNR { t[$1]; next } $1 in t' /tmp/scale-tids - > "$O/$1"
 	}
 	insmod $KO || fail "scale: insmod"
 	kallsyms-bench shim load --no-enable || fail "scale: load"
 	insmod /lib/modules/ksym_truth.ko || fail "scale: insmod ksym_truth"
-	# %pS identity around every symbol, core and modules (builds the
-	# module indexes on the way).
+	# %pS identity around every symbol, core and modules (the loader
+	# indexed both modules: they were live before it ran).
 	if out=$(kallsyms-bench shim check 2>&1); then
 		log "$out"
 	else
@@ -258,7 +295,7 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	log "$(grep 'module indexes' $D/status)"
 	scale_dump scale-stock1
 	log "scale stock wchans: $(histogram)"
-	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
+	kfast-shim-guest wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-stock || fail "scale: stock bench"
 	sed 's/^/stock /' $O/scale-stock | while read -r l; do log "scale $l"; done
 	echo enable > $D/ctl || fail "scale: enable"
@@ -272,7 +309,7 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 		fail "truth: %pS/%ps differ under the shim: $(diff $O/truth-stock $O/truth-shim | head -3 | tr '\n' ' ')"
 	fi
 	scale_dump scale-shim1
-	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
+	kfast-shim-guest wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-shim || fail "scale: shim bench"
 	sed 's/^/shim /' $O/scale-shim | while read -r l; do log "scale $l"; done
 	scale_dump scale-shim2
@@ -280,7 +317,7 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	log "scale $(grep bench $D/status)"
 	log "$(grep 'module indexes' $D/status)"
 	unload
-	kallsyms-bench shim wchan-scale --core-pid $sleepers --seconds 5 \
+	kfast-shim-guest wchan-scale --core-pid $sleepers --seconds 5 \
 		> $O/scale-stock-again || fail "scale: stock bench again"
 	sed 's/^/stock again /' $O/scale-stock-again | while read -r l; do log "scale $l"; done
 	scale_dump scale-stock2
@@ -290,8 +327,9 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 fi
 
 dmesg > $O/dmesg.txt
-if grep -qE "Oops|WARNING:|BUG:|Call Trace|general protection" $O/dmesg.txt; then
-	fail "kernel log has an oops/warning"
+# Oopses, warnings, call traces and lockdep reports.
+if grep -qE "Oops|WARNING:|BUG:|INFO:|Call Trace|general protection|possible (recursive|circular) locking|inconsistent lock state" $O/dmesg.txt; then
+	fail "kernel log has an oops/warning/lockdep report"
 fi
 
 [ -n "$failures" ] && verdict="${failures#; }" || verdict=ok

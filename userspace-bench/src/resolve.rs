@@ -15,7 +15,7 @@
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::Path;
 
-use kallsyms_fast::format::SymbolBuf;
+use kallsyms_fast::format::{sprint_symbol, Found, SymbolBuf};
 use kallsyms_fast::mirror::Algo;
 use kallsyms_fast::name::NameBuf;
 use kallsyms_fast::pseudo::{PseudoHit, PseudoKind, PseudoSymbols};
@@ -119,18 +119,16 @@ impl<'a> Resolver<'a> {
         let PseudoHit::Within { sym, offset, room } = self.pseudo.lookup(addr) else {
             return Ok(());
         };
-        buf.clear();
-        buf.push_bytes(&sym.name);
-        if add_offset {
-            // The real size (the JIT image length, or the function's size
-            // when ftrace recorded it) is not listed; the room up to the
-            // next listed symbol bounds it and is the best estimate.
-            let size = room.unwrap_or(offset.saturating_add(1));
-            let _ = std::fmt::Write::write_fmt(buf, format_args!("+{offset:#x}/{size:#x}"));
-        }
-        if sym.kind == PseudoKind::FtraceInit {
-            let _ = std::fmt::Write::write_fmt(buf, format_args!(" [{}]", sym.group));
-        }
+        // The real size (the JIT image length, or the function's size when
+        // ftrace recorded it) is not listed; the room up to the next listed
+        // symbol bounds it and is the best estimate.
+        let found = Found {
+            name: &sym.name,
+            size: room.unwrap_or(offset.saturating_add(1)),
+            offset,
+            module: (sym.kind == PseudoKind::FtraceInit).then_some(sym.group.as_bytes()),
+        };
+        sprint_symbol(buf, addr, Some(&found), add_offset);
         // At its start the answer is certain for %ps (bpf's end is
         // inclusive, an ftrace function has a size); elsewhere the address
         // may lie past the symbol's unlisted end, where the kernel prints

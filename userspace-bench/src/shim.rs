@@ -17,20 +17,14 @@
 //! - `shim wchan`: prints `<tid> <wchan>` for every thread.
 //! - `shim wchan-bench`: reads every thread's `/proc/PID/task/TID/wchan`
 //!   repeatedly and reports the time per read.
-//! - `shim wchan-unpriv --uid N`: starts a `sleep` owned by uid/gid N, then
-//!   runs `shim wchan` as uid/gid N; prints its output, plus `# child <pid>`
-//!   and `# kthread <tid>` lines (kthreads found as root, from
-//!   `/proc/PID/stat` flags).
-//! - `shim sleepers N`: N threads sleeping in `nanosleep` until killed.
-//! - `shim wchan-scale`: times whole passes over two groups of threads, the
-//!   threads of one process and the threads whose `comm` has a prefix.
+//!
+//! The guest suite's test helpers (sleeping threads, unprivileged dumps,
+//! timed passes over thread groups) are `kfast-shim-guest`, in xtask.
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
@@ -89,29 +83,6 @@ enum ShimCmd {
     /// Time reads of every thread's /proc/PID/task/TID/wchan.
     WchanBench {
         /// Run whole passes over all threads for this long.
-        #[arg(long, default_value_t = 5)]
-        seconds: u32,
-    },
-    /// Run `shim wchan` as an unprivileged user that also owns a sleeping child.
-    WchanUnpriv {
-        /// uid and gid of the reader and its child.
-        #[arg(long, default_value_t = 1000)]
-        uid: u32,
-    },
-    /// Start this many threads sleeping in nanosleep, then sleep until killed.
-    Sleepers {
-        /// Number of sleeping threads besides the main thread.
-        count: u32,
-    },
-    /// Time whole passes over the wchan of two groups of threads.
-    WchanScale {
-        /// Group "core": every thread of this process.
-        #[arg(long)]
-        core_pid: u32,
-        /// Group "module": every thread whose comm starts with this.
-        #[arg(long, default_value = "ksym_many/")]
-        module_comm: String,
-        /// Time each group for at least this long.
         #[arg(long, default_value_t = 5)]
         seconds: u32,
     },
@@ -250,120 +221,7 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
             );
             Ok(())
         }
-        ShimCmd::WchanUnpriv { uid } => wchan_unpriv(*uid),
-        ShimCmd::Sleepers { count } => {
-            for i in 0..*count {
-                std::thread::Builder::new()
-                    .stack_size(16 * 1024)
-                    .spawn(|| loop {
-                        std::thread::sleep(Duration::from_secs(100_000));
-                    })
-                    .map_err(|e| format!("sleeper thread {i}: {e}"))?;
-            }
-            eprintln!("kallsyms-bench: {count} sleeper threads");
-            loop {
-                std::thread::sleep(Duration::from_secs(100_000));
-            }
-        }
-        ShimCmd::WchanScale {
-            core_pid,
-            module_comm,
-            seconds,
-        } => {
-            let all = threads()?;
-            let core = format!("/proc/{core_pid}/");
-            let core: Vec<PathBuf> = all
-                .iter()
-                .filter(|(_, p)| p.starts_with(&core))
-                .map(|(_, p)| p.clone())
-                .collect();
-            let module: Vec<PathBuf> = all
-                .iter()
-                .filter(|(_, p)| {
-                    fs::read_to_string(p.with_file_name("comm"))
-                        .is_ok_and(|c| c.starts_with(module_comm.as_str()))
-                })
-                .map(|(_, p)| p.clone())
-                .collect();
-            let budget = Duration::from_secs(u64::from(*seconds));
-            for (name, group) in [("core", &core), ("module", &module)] {
-                let (rounds, ns) = time_passes(group, budget);
-                println!(
-                    "wchan-scale: {name} {} threads x {rounds} rounds: {ns} ns per read",
-                    group.len()
-                );
-            }
-            Ok(())
-        }
     }
-}
-
-/// Whole passes over `paths` until `budget` is spent: (rounds, ns per read).
-fn time_passes(paths: &[PathBuf], budget: Duration) -> (u64, u64) {
-    let mut buf = Vec::with_capacity(256);
-    let t = Instant::now();
-    let mut rounds = 0u64;
-    while rounds == 0 || t.elapsed() < budget {
-        for p in paths {
-            buf.clear();
-            if let Ok(mut f) = fs::File::open(p) {
-                let _ = std::io::Read::read_to_end(&mut f, &mut buf);
-            }
-        }
-        rounds += 1;
-    }
-    let reads = rounds * paths.len() as u64;
-    (rounds, t.elapsed().as_nanos() as u64 / reads.max(1))
-}
-
-/// PF_KTHREAD in the flags field of `/proc/PID/stat`.
-fn is_kthread(stat: &str) -> bool {
-    const PF_KTHREAD: u64 = 0x0020_0000;
-    // The comm field may hold spaces: fields count from its closing paren.
-    stat.rfind(')')
-        .and_then(|i| stat[i + 1..].split_ascii_whitespace().nth(6))
-        .and_then(|f| f.parse::<u64>().ok())
-        .is_some_and(|f| f & PF_KTHREAD != 0)
-}
-
-fn wchan_unpriv(uid: u32) -> Result<(), String> {
-    let mut child = Command::new("sleep")
-        .arg("100000")
-        .uid(uid)
-        .gid(uid)
-        .spawn()
-        .map_err(|e| format!("sleep as uid {uid}: {e}"))?;
-    let cpid = child.id();
-    // Wait until the child sleeps (the stock wchan, read as root).
-    let wchan = format!("/proc/{cpid}/wchan");
-    let t = Instant::now();
-    while fs::read_to_string(&wchan).map_or(true, |w| w == "0")
-        && t.elapsed() < Duration::from_secs(10)
-    {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    let out = Command::new(exe)
-        .args(["shim", "wchan"])
-        .uid(uid)
-        .gid(uid)
-        .stderr(Stdio::inherit())
-        .output();
-    let _ = child.kill();
-    let _ = child.wait();
-    let out = out.map_err(|e| format!("shim wchan as uid {uid}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("shim wchan as uid {uid}: {}", out.status));
-    }
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(&out.stdout);
-    let _ = writeln!(stdout, "# child {cpid}");
-    for (tid, path) in threads()? {
-        if fs::read_to_string(path.with_file_name("stat")).is_ok_and(|s| is_kthread(&s)) {
-            let _ = writeln!(stdout, "# kthread {tid}");
-        }
-    }
-    Ok(())
 }
 
 fn write_file(path: &Path, data: &[u8]) -> Result<(), String> {
@@ -635,12 +493,5 @@ mod tests {
         assert!(t.starts_with("kallsyms_num_syms ffff000000000000\n"));
         k = k.replace("_end\n", "_endx\n");
         assert!(load_text(&k).unwrap_err().contains("_end"));
-    }
-
-    #[test]
-    fn kthread_flag_counts_fields_after_comm() {
-        assert!(is_kthread("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0"));
-        assert!(is_kthread("9 (a b) c) I 2 0 0 0 -1 69238880 0"));
-        assert!(!is_kthread("1 (init) S 0 1 1 0 -1 4194560 0 0"));
     }
 }

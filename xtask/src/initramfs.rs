@@ -1,4 +1,5 @@
-//! Build the guest agent and a busybox initramfs (newc cpio, uncompressed).
+//! Build static guest binaries and busybox initramfs images (newc cpio,
+//! uncompressed), for the mirror suite and the shim suite alike.
 
 use crate::{env, run, Result};
 use std::fs;
@@ -16,18 +17,17 @@ const GUEST_TARGET: &str = "x86_64-unknown-linux-gnu";
 
 /// Build the static guest agent with cargo; returns the binary path.
 pub fn build_agent() -> Result<PathBuf> {
+    build_static("xtask", "kfast-guest")
+}
+
+/// Build `bin` of `package` as a static binary for the guest; returns its
+/// path.
+pub fn build_static(package: &str, bin: &str) -> Result<PathBuf> {
     let target_dir = env::guest_dir().join("target");
     let mut cargo = Command::new(env::cargo());
     cargo
         .current_dir(env::repo_root())
-        .args([
-            "build",
-            "--release",
-            "--package",
-            "xtask",
-            "--bin",
-            "kfast-guest",
-        ])
+        .args(["build", "--release", "--package", package, "--bin", bin])
         .args(["--target", GUEST_TARGET])
         .arg("--target-dir")
         .arg(&target_dir)
@@ -36,7 +36,7 @@ pub fn build_agent() -> Result<PathBuf> {
             "-C target-feature=+crt-static -C strip=debuginfo",
         );
     run::status(&mut cargo)?;
-    Ok(target_dir.join(GUEST_TARGET).join("release/kfast-guest"))
+    Ok(target_dir.join(GUEST_TARGET).join("release").join(bin))
 }
 
 /// A minimal writer for the `newc` cpio format the kernel unpacks (also
@@ -97,8 +97,33 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// Build the initramfs with busybox, `/init`, the agent and the modules.
+/// What an initramfs holds besides busybox and the base directories.
+pub struct Spec<'a> {
+    /// The `/init` script, relative to the repository.
+    pub init: &'a str,
+    /// busybox applets linked into `/bin`.
+    pub applets: &'a [&'a str],
+    /// Binaries for `/bin`: (name, file).
+    pub bins: &'a [(&'a str, &'a Path)],
+    /// Kernel modules for `/lib/modules`.
+    pub modules: &'a [PathBuf],
+    /// File name of the image in the guest directory.
+    pub out: &'a str,
+}
+
+/// Build the mirror suite's initramfs: `/init`, the agent and the modules.
 pub fn build(agent: &Path, modules: &[PathBuf]) -> Result<PathBuf> {
+    pack(&Spec {
+        init: INIT_SCRIPT,
+        applets: APPLETS,
+        bins: &[("kfast-guest", agent)],
+        modules,
+        out: "initramfs.cpio",
+    })
+}
+
+/// Pack an initramfs as `spec` says; returns its path.
+pub fn pack(spec: &Spec<'_>) -> Result<PathBuf> {
     let busybox = Path::new("/bin/busybox");
     let mut c = Cpio::new();
     for d in [
@@ -115,18 +140,23 @@ pub fn build(agent: &Path, modules: &[PathBuf]) -> Result<PathBuf> {
     }
     c.entry("dev/console", 0o020600, (5, 1), &[]);
     c.entry("bin/busybox", 0o100755, (0, 0), &read(busybox)?);
-    for a in APPLETS {
+    for a in spec.applets {
         c.entry(&format!("bin/{a}"), 0o120777, (0, 0), b"busybox");
     }
-    c.entry("bin/kfast-guest", 0o100755, (0, 0), &read(agent)?);
-    for ko in modules {
-        let name = ko.file_name().expect("module has a name").to_string_lossy();
+    for (name, file) in spec.bins {
+        c.entry(&format!("bin/{name}"), 0o100755, (0, 0), &read(file)?);
+    }
+    for ko in spec.modules {
+        let name = ko
+            .file_name()
+            .ok_or(format!("{}: not a module file", ko.display()))?
+            .to_string_lossy();
         c.entry(&format!("lib/modules/{name}"), 0o100644, (0, 0), &read(ko)?);
     }
-    let init = read(&env::repo_root().join(INIT_SCRIPT))?;
+    let init = read(&env::repo_root().join(spec.init))?;
     c.entry("init", 0o100755, (0, 0), &init);
     c.entry("TRAILER!!!", 0, (0, 0), &[]);
-    let out = env::guest_dir().join("initramfs.cpio");
+    let out = env::guest_dir().join(spec.out);
     fs::write(&out, &c.buf).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     eprintln!("initramfs: {} ({} KiB)", out.display(), c.buf.len() / 1024);
     Ok(out)

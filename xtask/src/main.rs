@@ -6,6 +6,8 @@
 //! - `guest-test`: build the test modules and initramfs, boot QEMU (TCG) and
 //!   compare the userspace mirror against the kernel's `sprint_symbol()`.
 //! - `test`: `cargo test --workspace`, then all of the above.
+//! - `lint`: clippy over the shim as Kbuild builds it, checkpatch on its C,
+//!   rustdoc with warnings denied.
 //!
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
@@ -18,6 +20,7 @@ mod guest_test;
 mod initramfs;
 mod kconfig;
 mod kernel;
+mod lint;
 mod modules;
 mod qemu;
 mod run;
@@ -38,6 +41,8 @@ commands:
   shim-test     boot with kmod-shim: wchan identity, refusals, load cycles, timings
                 (--timeout <secs>, --cycles <n>)
   compare [DIR] rerun mirror-vs-kernel on a capture (default: the last run's)
+  lint          kmod-shim under clippy (make CLIPPY=1), checkpatch --strict on
+                its C, cargo doc with warnings denied
 
 guest-test options:
   --timeout <secs>   hard timeout for the QEMU guest (default 1500)
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         "guest-test" => guest_test::Options::parse(rest).and_then(|o| guest_test::run(&o)),
         "compare" => guest_test::compare_only(rest),
         "shim-test" => shim_test::Options::parse(rest).and_then(|o| shim_test::run(&o)),
+        "lint" => lint::run(),
         "test" => guest_test::Options::parse(rest).and_then(|o| test_all(&o)),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");

@@ -27,8 +27,14 @@ fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
 
 /// Build all test modules; returns the `.ko` paths in load order.
 pub fn build() -> Result<Vec<PathBuf>> {
+    build_these(MODULES)
+}
+
+/// Build the named modules of `kernel/test-modules/`; returns the `.ko`
+/// paths in the order given.
+pub fn build_these(names: &[&str]) -> Result<Vec<PathBuf>> {
     let mut kos = Vec::new();
-    for name in MODULES {
+    for name in names {
         let src = env::repo_root().join("kernel/test-modules").join(name);
         let dir = env::guest_dir().join("modules").join(name);
         copy_tree(&src, &dir)?;

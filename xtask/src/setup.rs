@@ -25,6 +25,9 @@ pub const APT_PACKAGES: &[&str] = &[
     "xz-utils",
     "tar",
     "perl",
+    // `cargo xtask lint`: clippy for the kernel's rustc (rustup's clippy
+    // cannot read the 1.96 libcore the kernel builds against).
+    "rust-web-clippy",
 ];
 
 /// Oldest rustc the 6.12 kernel accepts.

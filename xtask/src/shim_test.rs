@@ -9,7 +9,7 @@
 //! cache layout; the initramfs is its own (different `/init`, the shim and
 //! a static `kallsyms-bench`).
 
-use crate::initramfs::{read, Cpio};
+use crate::initramfs::{self, read};
 use crate::{channel, env, kernel, modules, qemu, run, Result};
 use std::collections::BTreeMap;
 use std::fs;
@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const GUEST_TARGET: &str = "x86_64-unknown-linux-gnu";
 const INIT_SCRIPT: &str = "kmod-shim/guest/init.sh";
 const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "rmmod", "lsmod", "cat", "echo", "ls", "mkdir", "mkfifo", "sleep",
@@ -72,72 +71,24 @@ fn build_module() -> Result<PathBuf> {
     Ok(out.join("kallsyms_fast_shim.ko"))
 }
 
-/// A static `kallsyms-bench` for the guest.
-fn build_loader() -> Result<PathBuf> {
-    let target_dir = env::guest_dir().join("shim-target");
-    let mut cargo = Command::new(env::cargo());
-    cargo
-        .current_dir(env::repo_root())
-        .args(["build", "--release", "-p", "userspace-bench"])
-        .args(["--bin", "kallsyms-bench", "--target", GUEST_TARGET])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .env(
-            "RUSTFLAGS",
-            "-C target-feature=+crt-static -C strip=debuginfo",
-        );
-    run::status(&mut cargo)?;
-    Ok(target_dir.join(GUEST_TARGET).join("release/kallsyms-bench"))
-}
-
-fn build_initramfs(ko: &Path, loader: &Path, test_kos: &[PathBuf]) -> Result<PathBuf> {
-    let mut c = Cpio::new();
-    for d in [
-        "bin",
-        "dev",
-        "proc",
-        "sys",
-        "lib",
-        "lib/modules",
-        "out",
-        "tmp",
-    ] {
-        c.entry(d, 0o040755, (0, 0), &[]);
-    }
-    c.entry(
-        "bin/busybox",
-        0o100755,
-        (0, 0),
-        &read(Path::new("/bin/busybox"))?,
-    );
-    for a in APPLETS {
-        c.entry(&format!("bin/{a}"), 0o120777, (0, 0), b"busybox");
-    }
-    c.entry("bin/kallsyms-bench", 0o100755, (0, 0), &read(loader)?);
-    c.entry(
-        "lib/modules/kallsyms_fast_shim.ko",
-        0o100644,
-        (0, 0),
-        &read(ko)?,
-    );
-    // The harness's test modules: ksym_truth's load/unload events during
-    // the cycles exercise the notifier; ksym_many's kthreads sleep in a
-    // module for the scale bench.
-    for other in test_kos {
-        let name = other.file_name().unwrap_or_default().to_string_lossy();
-        c.entry(
-            &format!("lib/modules/{name}"),
-            0o100644,
-            (0, 0),
-            &read(other)?,
-        );
-    }
-    let init = read(&env::repo_root().join(INIT_SCRIPT))?;
-    c.entry("init", 0o100755, (0, 0), &init);
-    c.entry("TRAILER!!!", 0, (0, 0), &[]);
-    let out = env::guest_dir().join("shim-initramfs.cpio");
-    fs::write(&out, &c.buf).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-    Ok(out)
+/// The shim suite's initramfs: `/init` from kmod-shim, the module, a static
+/// `kallsyms-bench` (the loader and `check`, as users run them), the static
+/// test helpers `kfast-shim-guest`, and the test modules: ksym_truth's
+/// load/unload events during the cycles exercise the notifier; ksym_many's
+/// kthreads sleep in a module for the scale bench; ksym_ctx prints %pS from
+/// scheduler-lock, hard-irq, work-item and NMI contexts.
+fn build_initramfs(ko: &Path, test_kos: &[PathBuf]) -> Result<PathBuf> {
+    let loader = initramfs::build_static("userspace-bench", "kallsyms-bench")?;
+    let helpers = initramfs::build_static("xtask", "kfast-shim-guest")?;
+    let mut modules = vec![ko.to_path_buf()];
+    modules.extend_from_slice(test_kos);
+    initramfs::pack(&initramfs::Spec {
+        init: INIT_SCRIPT,
+        applets: APPLETS,
+        bins: &[("kallsyms-bench", &loader), ("kfast-shim-guest", &helpers)],
+        modules: &modules,
+        out: "shim-initramfs.cpio",
+    })
 }
 
 fn parse_dump(path: &Path) -> BTreeMap<u32, String> {
@@ -306,6 +257,34 @@ fn report_scale(dir: &Path, scale: u32) -> Vec<String> {
     fails
 }
 
+/// Reports the console must not have: oopses, warnings, call traces and
+/// lockdep's (`WARNING: possible recursive locking detected`, `BUG:
+/// sleeping function called from invalid context`, `INFO: lockdep is
+/// turned off`, ...).
+const CONSOLE_FAULTS: &[&str] = &[
+    "Oops",
+    "WARNING:",
+    "BUG:",
+    "INFO:",
+    "Call Trace",
+    "general protection",
+    "possible recursive locking",
+    "possible circular locking",
+    "inconsistent lock state",
+];
+
+/// The console lines with any of [`CONSOLE_FAULTS`] (the first ten).
+fn console_faults(console: &str) -> Vec<String> {
+    console
+        .lines()
+        .filter_map(|line| {
+            let bad = CONSOLE_FAULTS.iter().find(|b| line.contains(*b))?;
+            Some(format!("console log has \"{bad}\": {}", line.trim()))
+        })
+        .take(10)
+        .collect()
+}
+
 /// Run the suite; returns the exit code.
 pub fn run(opts: &Options) -> Result<u8> {
     let t = Instant::now();
@@ -313,9 +292,9 @@ pub fn run(opts: &Options) -> Result<u8> {
         return Err("test kernel missing: run `cargo xtask kernel` first".into());
     }
     let ko = build_module()?;
-    let loader = build_loader()?;
-    let test_kos = modules::build()?;
-    let initrd = build_initramfs(&ko, &loader, &test_kos)?;
+    let mut test_kos = modules::build()?;
+    test_kos.extend(modules::build_these(&["ksym_ctx"])?);
+    let initrd = build_initramfs(&ko, &test_kos)?;
     let dir = env::work_dir().join("runs").join("shim-latest");
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -338,17 +317,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     if boot.timed_out {
         fails.push(format!("timed out after {}s", opts.timeout.as_secs()));
     }
-    for bad in [
-        "Oops",
-        "WARNING:",
-        "BUG:",
-        "Call Trace",
-        "general protection",
-    ] {
-        if console.contains(bad) {
-            fails.push(format!("console log has \"{bad}\""));
-        }
-    }
+    fails.extend(console_faults(&console));
     let ch = channel::parse(&read(&boot.result).unwrap_or_default())?;
     match ch.verdict.as_deref() {
         Some("ok") => {}
@@ -415,5 +384,24 @@ pub fn run(opts: &Options) -> Result<u8> {
     } else {
         eprintln!("shim-test: FAIL: {}", fails.join("; "));
         Ok(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::console_faults;
+
+    #[test]
+    fn lockdep_reports_and_traces_fail() {
+        for report in [
+            "WARNING: possible recursive locking detected",
+            "WARNING: possible circular locking dependency detected",
+            "BUG: sleeping function called from invalid context at x.c:1",
+            "INFO: lockdep is turned off.",
+        ] {
+            let log =
+                format!("kfs-shim: nmi-shim begin\n[ 1.0] {report}\nkfs-shim: nmi-shim end\n");
+            assert_eq!(console_faults(&log).len(), 1, "{report}");
+        }
     }
 }

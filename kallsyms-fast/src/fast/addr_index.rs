@@ -26,8 +26,8 @@
 //! symbol for `name_delta`: at most 4 bytes per symbol in total.
 
 use crate::mainline::SymbolPos;
-use crate::name::skip_record;
-use crate::tables::{KallsymsTables, Sections, TableError, MARKER_STRIDE};
+use crate::name::{record_offset, skip_record};
+use crate::tables::{pos32, KallsymsTables, Sections, TableError, MARKER_STRIDE};
 
 /// Sizes of the storage an [`AddrIndex`] needs for one table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,30 +58,36 @@ impl AddrIndexLayout {
         }
         let first = partition_point(t, 0, n, |a| a < floor).min(n.saturating_sub(1));
         let lo = t.sym_address(first).unwrap_or(0);
-        let hi = if n == 0 {
-            lo
-        } else {
-            t.sym_address(n - 1).unwrap_or(lo)
+        let hi = match n.checked_sub(1) {
+            Some(last) => t.sym_address(last).unwrap_or(lo),
+            None => lo,
         };
         let span = hi.saturating_sub(lo);
-        let target = ((n - first) / 4).max(1) as u64;
+        let target = u64::try_from((n.saturating_sub(first) / 4).max(1)).unwrap_or(u64::MAX);
         let mut shift = 0u32;
         while shift < 63 && (span >> shift) >= target {
-            shift += 1;
+            shift = shift.saturating_add(1);
         }
-        let buckets = (span >> shift) as usize + 1;
+        // span >> shift < 2 * target <= n / 2 + 2: no saturation below for
+        // any table that fits in memory; a saturated size is refused by the
+        // allocation, never wrapped into a small one.
+        let buckets = usize::try_from(span >> shift)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1);
         Self {
             first,
             lo,
             shift,
-            bucket_words: 2 * (buckets + 1),
+            bucket_words: buckets.saturating_add(1).saturating_mul(2),
             delta_words: n,
         }
     }
 
     /// Extra bytes this index uses.
     pub fn bytes(&self) -> usize {
-        self.bucket_words * 4 + self.delta_words * 2
+        self.bucket_words
+            .saturating_mul(4)
+            .saturating_add(self.delta_words.saturating_mul(2))
     }
 }
 
@@ -91,15 +97,6 @@ pub struct AddrIndex<'a> {
     layout: AddrIndexLayout,
     buckets: &'a [u32],
     name_delta: &'a [u16],
-}
-
-/// Record offset of `pos`, walking from its marker.
-fn offset_by_walk(t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
-    let mut off = *t.markers.get(pos / MARKER_STRIDE)? as usize;
-    for _ in 0..pos % MARKER_STRIDE {
-        off = skip_record(t, off)?;
-    }
-    Some(off)
 }
 
 /// First position in `lo..hi` for which `pred(address)` is false (addresses
@@ -112,9 +109,10 @@ fn partition_point(
     pred: impl Fn(u64) -> bool,
 ) -> usize {
     while lo < hi {
-        let mid = lo + (hi - lo) / 2;
+        let mid = lo.midpoint(hi);
         match t.sym_address(mid) {
-            Some(a) if pred(a) => lo = mid + 1,
+            // mid < hi: no overflow.
+            Some(a) if pred(a) => lo = mid.saturating_add(1),
             _ => hi = mid,
         }
     }
@@ -141,15 +139,16 @@ pub fn build_addr_index<'a>(
         if p % MARKER_STRIDE == 0 {
             block_start = off;
         }
-        *slot = u16::try_from(off - block_start).unwrap_or(u16::MAX);
-        off = skip_record(t, off).ok_or(TableError::BadNameRecord { pos: p as u32 })?;
+        // off >= block_start: offsets only grow.
+        *slot = u16::try_from(off.saturating_sub(block_start)).unwrap_or(u16::MAX);
+        off = skip_record(t, off).ok_or(TableError::BadNameRecord { pos: pos32(p) })?;
     }
     // Buckets: one sweep over positions and bucket starts together, with
     // the record offset of each bucket's first position.
     let mut pos = layout.first;
     let mut group_first = layout.first;
-    let mut off = offset_by_walk(t, layout.first).ok_or(TableError::BadNameRecord {
-        pos: layout.first as u32,
+    let mut off = record_offset(t, layout.first).ok_or(TableError::BadNameRecord {
+        pos: pos32(layout.first),
     })?;
     let mut off_pos = layout.first;
     for (b, pair) in buckets
@@ -157,28 +156,37 @@ pub fn build_addr_index<'a>(
         .take(layout.bucket_words / 2)
         .enumerate()
     {
-        let step = ((b as u128) << layout.shift).min(u64::MAX as u128) as u64;
+        // b << shift, saturated: buckets past the address space start at
+        // its end.
+        let step = u64::try_from(b)
+            .ok()
+            .zip(1u64.checked_shl(layout.shift))
+            .and_then(|(b, unit)| b.checked_mul(unit))
+            .unwrap_or(u64::MAX);
         let start = layout.lo.saturating_add(step);
-        while pos + 1 < n {
+        while let Some(next_pos) = pos.checked_add(1).filter(|&p| p < n) {
             let next = t
-                .sym_address(pos + 1)
+                .sym_address(next_pos)
                 .ok_or(TableError::TooShort("kallsyms_offsets"))?;
             if next > start {
                 break;
             }
             if next != t.sym_address(pos).unwrap_or(next) {
-                group_first = pos + 1;
+                group_first = next_pos;
             }
-            pos += 1;
+            pos = next_pos;
         }
         while off_pos < group_first {
             off = skip_record(t, off).ok_or(TableError::BadNameRecord {
-                pos: off_pos as u32,
+                pos: pos32(off_pos),
             })?;
-            off_pos += 1;
+            // off_pos < group_first: no overflow.
+            off_pos = off_pos.saturating_add(1);
         }
-        pair[0] = group_first as u32;
-        pair[1] = u32::try_from(off).map_err(|_| TableError::TooShort("kallsyms_names"))?;
+        if let [first, record] = pair {
+            *first = u32::try_from(group_first).map_err(|_| TableError::TooMany)?;
+            *record = u32::try_from(off).map_err(|_| TableError::TooShort("kallsyms_names"))?;
+        }
     }
     Ok(AddrIndex {
         layout,
@@ -209,23 +217,26 @@ impl<'a> AddrIndex<'a> {
         addr: u64,
     ) -> Option<(SymbolPos, usize)> {
         let n = t.len();
-        if n == 0 {
-            return None;
-        }
+        let last = n.checked_sub(1)?;
         let l = &self.layout;
         // (first position, last position, record offset of the first).
-        let (range_lo, range_hi, lo_off) = if addr < l.lo {
-            (0, l.first, None)
-        } else {
-            let b = ((addr - l.lo) >> l.shift) as usize;
-            match (self.buckets.get(2 * b..2 * b + 3), self.buckets.len()) {
-                (Some(&[x, off, y]), _) => (x as usize, y as usize, Some(off as usize)),
-                // Past the last bucket: from the last pair to the end.
-                (_, len) if len >= 2 => match self.buckets.get(len - 2..len) {
-                    Some(&[x, off]) => (x as usize, n - 1, Some(off as usize)),
-                    _ => return None,
-                },
-                _ => return None,
+        let (range_lo, range_hi, lo_off) = match addr.checked_sub(l.lo) {
+            None => (0, l.first, None),
+            Some(delta) => {
+                // A bucket number past usize (32-bit hosts only) or past the
+                // table is "past the last bucket": the ranges saturate into
+                // an empty window, which the second arm catches.
+                let b =
+                    usize::try_from(delta.checked_shr(l.shift).unwrap_or(0)).unwrap_or(usize::MAX);
+                let w = b.saturating_mul(2);
+                match self.buckets.get(w..w.saturating_add(3)) {
+                    Some(&[x, off, y]) => (x as usize, y as usize, Some(off as usize)),
+                    // Past the last bucket: from the last pair to the end.
+                    _ => match self.buckets.last_chunk::<2>() {
+                        Some(&[x, off]) => (x as usize, last, Some(off as usize)),
+                        None => return None,
+                    },
+                }
             }
         };
         // Read the first record's header now, so that its load can overlap
@@ -235,35 +246,25 @@ impl<'a> AddrIndex<'a> {
         // without it, within the noise of this machine.
         let first_header = lo_off.and_then(|o| t.names.get(o).copied());
         // Last position in range_lo..=range_hi with address <= addr.
-        let upper = partition_point(t, range_lo, range_hi + 1, |a| a <= addr);
+        let upper = partition_point(t, range_lo, range_hi.saturating_add(1), |a| a <= addr);
         let cand = upper.saturating_sub(1);
         let start = t.sym_address(cand)?;
         // Back to the first alias (never below range_lo for indexed
         // addresses: bucket entries point at first aliases).
         let pos = partition_point(t, range_lo.min(cand), cand, |a| a < start);
-        let mut end = 0u64;
-        let mut i = cand + 1;
-        while i < n {
-            let a = t.sym_address(i)?;
-            if a > start {
-                end = a;
-                break;
-            }
-            i += 1;
-        }
-        if end == 0 {
-            end = s.last_symbol_end(addr);
-        }
+        let end = t.symbol_end(s, cand.saturating_add(1), start, addr)?;
         let off = match (lo_off, first_header) {
-            (Some(mut off), Some(h)) if pos >= range_lo && pos - range_lo < MARKER_STRIDE => {
+            (Some(mut off), Some(h))
+                if pos.checked_sub(range_lo).is_some_and(|d| d < MARKER_STRIDE) =>
+            {
                 if pos > range_lo {
                     // Skip the first record with the header read early.
                     off = if h & 0x80 == 0 {
-                        off + 1 + h as usize
+                        off.checked_add(usize::from(h))?.checked_add(1)?
                     } else {
                         skip_record(t, off)?
                     };
-                    for _ in range_lo + 1..pos {
+                    for _ in range_lo.saturating_add(1)..pos {
                         off = skip_record(t, off)?;
                     }
                 }
@@ -282,16 +283,12 @@ impl<'a> AddrIndex<'a> {
     /// Byte offset of record `pos` in `kallsyms_names`, without the walk.
     #[inline]
     pub fn name_offset(&self, t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
-        let base = *t.markers.get(pos / MARKER_STRIDE)? as usize;
         let d = *self.name_delta.get(pos)?;
-        if d != u16::MAX {
-            return Some(base + d as usize);
+        if d == u16::MAX {
+            return record_offset(t, pos);
         }
-        let mut off = base;
-        for _ in 0..pos % MARKER_STRIDE {
-            off = skip_record(t, off)?;
-        }
-        Some(off)
+        let base = usize::try_from(*t.markers.get(pos / MARKER_STRIDE)?).ok()?;
+        base.checked_add(usize::from(d))
     }
 }
 

@@ -47,20 +47,22 @@ impl TokenSlots {
     /// all-zero `TokenSlots` is valid). `None` when a token is out of
     /// bounds; `self` is then partly filled.
     pub fn fill(&mut self, t: &KallsymsTables<'_>) -> Option<()> {
-        for b in 0..256usize {
-            let tok = t.token(b as u8)?;
-            if tok.len() <= SLOT {
-                self.bytes[b] = [0; SLOT];
-                self.bytes[b][..tok.len()].copy_from_slice(tok);
-                self.len[b] = tok.len() as u8;
-            } else {
-                self.len[b] = LONG;
+        let slots = self.bytes.iter_mut().zip(self.len.iter_mut());
+        for (b, (bytes, len)) in (0..=u8::MAX).zip(slots) {
+            let tok = t.token(b)?;
+            *bytes = [0; SLOT];
+            *len = LONG;
+            // Fits a slot iff the prefix exists (then the length is <= 16).
+            if let Some(dst) = bytes.get_mut(..tok.len()) {
+                dst.copy_from_slice(tok);
+                *len = u8::try_from(tok.len()).unwrap_or(LONG);
             }
         }
         Some(())
     }
 
-    /// Same result as [`expand_symbol`] for the record at `off`.
+    /// Same result as [`expand_symbol`](crate::name::expand_symbol) for the
+    /// record at `off`.
     #[inline]
     pub fn expand(&self, t: &KallsymsTables<'_>, off: usize, out: &mut NameBuf) -> Option<usize> {
         let (buf, len) = out.raw_mut();
@@ -80,31 +82,35 @@ impl TokenSlots {
         off: usize,
         buf: &mut [u8; KSYM_NAME_LEN],
     ) -> Option<(usize, usize)> {
-        let (data, len) = t.record_at(off)?;
-        let end = data.checked_add(len)?;
-        let bytes = t.names.get(data..end)?;
+        let (bytes, end) = t.record(off)?;
         let (&first, rest) = bytes.split_first()?;
-        let first_len = self.len[first as usize];
+        // A u8 always indexes the 256 slots: these `get`s cannot fail and
+        // compile to plain loads.
+        let first_len = *self.len.get(usize::from(first))?;
         // The fast path needs every token in a slot and room for a whole
         // slot past the longest possible name; else do what the kernel does.
-        if first_len == LONG || first_len == 0 || rest.len() * SLOT + SLOT > KSYM_NAME_LEN {
+        let worst = rest.len().saturating_mul(SLOT).saturating_add(SLOT);
+        if first_len == LONG || first_len == 0 || worst > KSYM_NAME_LEN {
             return expand_symbol_into(t, off, buf);
         }
         // The first token starts with the type character: drop it.
-        let first_slot = &self.bytes[first as usize];
+        let first_slot = self.bytes.get(usize::from(first))?;
         buf[..SLOT - 1].copy_from_slice(&first_slot[1..]);
-        let mut pos = first_len as usize - 1;
+        // first_len >= 1 (checked above).
+        let mut pos = usize::from(first_len).saturating_sub(1);
         for &b in rest {
-            let l = self.len[b as usize];
+            let l = *self.len.get(usize::from(b))?;
             if l == LONG {
                 return expand_symbol_into(t, off, buf);
             }
             // pos + SLOT <= KSYM_NAME_LEN: at most one slot per token, and
-            // rest.len() * SLOT + SLOT <= KSYM_NAME_LEN was checked.
-            if let Some(dst) = buf.get_mut(pos..pos + SLOT) {
-                dst.copy_from_slice(&self.bytes[b as usize]);
+            // rest.len() * SLOT + SLOT <= KSYM_NAME_LEN was checked, so the
+            // window exists and the sums cannot saturate.
+            let window = buf.get_mut(pos..pos.saturating_add(SLOT));
+            if let (Some(dst), Some(src)) = (window, self.bytes.get(usize::from(b))) {
+                dst.copy_from_slice(src);
             }
-            pos += l as usize;
+            pos = pos.saturating_add(usize::from(l));
         }
         Some((end, pos))
     }

@@ -1,10 +1,16 @@
 //! The fast path over the kernel's own tables: an address index, direct
 //! record offsets, a name index and per-module indexes. Every answer equals
 //! the mainline port's (see `tests/`), only the search differs.
+//!
+//! [`FastCore`] is the address side only: what `%pS` and wchan need, and
+//! all the kernel shim builds. The name index (`kallsyms_lookup_name()`)
+//! is a separate value passed to [`FastCore::lookup_name`], behind the
+//! `name-index` feature, so that a kernel build compiles no hash code.
 
 pub mod addr_index;
 pub mod expand;
 pub mod module_index;
+#[cfg(feature = "name-index")]
 pub mod name_index;
 
 use crate::mainline::SymbolPos;
@@ -16,9 +22,12 @@ pub use expand::TokenSlots;
 pub use module_index::{
     build_module_index, collect_module_candidates, find_in_index, sort_module_index, ModEntry,
 };
+#[cfg(feature = "name-index")]
 pub use name_index::{build_name_index, NameIndex, NameIndexLayout};
 
-/// The core-kernel fast path: tables, bounds and the indexes over them.
+/// The core-kernel fast path by address: tables, bounds, the address
+/// index and the token slots. The kernel shim and the userspace mirror
+/// call the same [`lookup_into`](Self::lookup_into).
 #[derive(Clone, Copy, Debug)]
 pub struct FastCore<'a> {
     /// The kernel tables.
@@ -27,8 +36,6 @@ pub struct FastCore<'a> {
     pub sections: Sections,
     /// Address index and record offsets.
     pub addr: AddrIndex<'a>,
-    /// Name index.
-    pub names: NameIndex<'a>,
     /// The token table in fixed slots.
     pub tokens: &'a TokenSlots,
 }
@@ -42,6 +49,16 @@ impl<'a> FastCore<'a> {
         let (p, n) = self.lookup_into(addr, buf)?;
         *len = n;
         Some(p)
+    }
+
+    /// Position, size and offset of the symbol covering `addr`, without
+    /// its name: `None` when `is_ksym_addr()` is false.
+    #[inline]
+    pub fn symbol_pos(&self, addr: u64) -> Option<SymbolPos> {
+        if !self.sections.is_ksym_addr(addr) {
+            return None;
+        }
+        self.addr.symbol_pos(&self.tables, &self.sections, addr)
     }
 
     /// [`lookup`](Self::lookup) writing the name into a caller's
@@ -61,10 +78,12 @@ impl<'a> FastCore<'a> {
         Some((p, n))
     }
 
-    /// Same answer as `Mainline::lookup_name()`.
+    /// Same answer as `Mainline::lookup_name()`, through `names`, a name
+    /// index built over these tables.
+    #[cfg(feature = "name-index")]
     #[inline]
-    pub fn lookup_name(&self, name: &[u8]) -> Option<u64> {
-        let pos = self.names.lookup(&self.tables, &self.addr, name)?;
+    pub fn lookup_name(&self, names: &NameIndex<'_>, name: &[u8]) -> Option<u64> {
+        let pos = names.lookup(&self.tables, &self.addr, name)?;
         self.tables.sym_address(pos)
     }
 }

@@ -56,7 +56,8 @@ pub fn collect_module_candidates<S: ModuleSymtab + ?Sized>(
             value: symtab.value(i),
             index: i as u64,
         };
-        n += 1;
+        // n < out.len() (the slot above exists): no overflow.
+        n = n.saturating_add(1);
     }
     Some(n)
 }
@@ -66,11 +67,16 @@ pub fn collect_module_candidates<S: ModuleSymtab + ?Sized>(
 /// Returns how many entries remain.
 pub fn sort_module_index(entries: &mut [ModEntry]) -> usize {
     entries.sort_unstable();
+    // w <= r throughout, so every `get` below succeeds.
     let mut w = 0usize;
     for r in 0..entries.len() {
-        if w == 0 || entries[w - 1].value != entries[r].value {
-            entries[w] = entries[r];
-            w += 1;
+        let Some(&e) = entries.get(r) else { break };
+        let kept = w.checked_sub(1).and_then(|p| entries.get(p));
+        if kept.is_none_or(|k| k.value != e.value) {
+            if let Some(slot) = entries.get_mut(w) {
+                *slot = e;
+            }
+            w = w.saturating_add(1);
         }
     }
     w
@@ -99,7 +105,7 @@ pub fn find_in_index(
         }
     }
     Some(ModuleHit {
-        index: best.index as usize,
+        index: usize::try_from(best.index).ok()?,
         size: nextval.wrapping_sub(best.value),
         offset: addr.wrapping_sub(best.value),
     })

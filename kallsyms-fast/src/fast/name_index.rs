@@ -21,7 +21,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::fast::addr_index::AddrIndex;
 use crate::fast::expand::TokenSlots;
 use crate::name::{name_equals, NameBuf};
-use crate::tables::{KallsymsTables, TableError};
+use crate::tables::{pos32, KallsymsTables, TableError};
 
 const POS_MASK: u32 = (1 << 24) - 1;
 
@@ -41,18 +41,21 @@ impl NameIndexLayout {
     pub fn for_len(n: usize) -> Self {
         let mut bits = 0u32;
         while bits < 24 && (2usize << bits) <= n / 2 {
-            bits += 1;
+            bits = bits.saturating_add(1);
         }
         Self {
             bits,
-            directory_words: (1usize << bits) + 1,
+            // bits <= 24: no saturation.
+            directory_words: (1usize << bits).saturating_add(1),
             entry_words: n,
         }
     }
 
     /// Extra bytes this index uses.
     pub fn bytes(&self) -> usize {
-        (self.directory_words + self.entry_words) * 4
+        self.directory_words
+            .saturating_add(self.entry_words)
+            .saturating_mul(4)
     }
 }
 
@@ -66,12 +69,12 @@ pub struct NameIndex<'a> {
 
 #[inline]
 fn split_hash(h: u64, bits: u32) -> (usize, u32) {
-    let bucket = if bits == 0 {
-        0
-    } else {
-        (h >> (64 - bits)) as usize
-    };
-    (bucket, (h as u32) & 0xff)
+    // The top `bits` bits (none for one bucket: a shift by 64); a layout
+    // with more than 64 bits gives a bucket past the directory, which the
+    // callers' `get` refuses. The tag is the low byte.
+    let top = h.checked_shr(u64::BITS.saturating_sub(bits)).unwrap_or(0);
+    let bucket = usize::try_from(top).unwrap_or(usize::MAX);
+    (bucket, u32::from(h.to_le_bytes()[0]))
 }
 
 /// Builds the index for a validated table, expanding names through
@@ -85,45 +88,54 @@ pub fn build_name_index<'a>(
     hashes: &mut [u64],
 ) -> Result<NameIndex<'a>, TableError> {
     let n = t.len();
-    if n > POS_MASK as usize + 1 {
+    if n > 1 << 24 {
         return Err(TableError::TooMany);
     }
-    if directory.len() < layout.directory_words || entries.len() < n || hashes.len() < n {
-        return Err(TableError::TooShort("index storage"));
-    }
-    let directory = &mut directory[..layout.directory_words];
-    directory.iter_mut().for_each(|d| *d = 0);
+    let short = TableError::TooShort("index storage");
+    let (Some(directory), Some(entries), Some(hashes)) = (
+        directory.get_mut(..layout.directory_words),
+        entries.get_mut(..n),
+        hashes.get_mut(..n),
+    ) else {
+        return Err(short);
+    };
+    directory.fill(0);
     let mut name = NameBuf::new();
     let mut off = 0usize;
-    // Hash every name in one walk, counting bucket sizes.
-    for (pos, h) in hashes.iter_mut().take(n).enumerate() {
+    // Hash every name in one walk, counting bucket sizes. Counts and
+    // sums stay <= n <= 2^24: the saturating adds below never saturate.
+    for (pos, h) in hashes.iter_mut().enumerate() {
         off = tokens
             .expand(t, off, &mut name)
-            .ok_or(TableError::BadNameRecord { pos: pos as u32 })?;
+            .ok_or(TableError::BadNameRecord { pos: pos32(pos) })?;
         *h = xxh3_64(name.as_bytes());
         let (b, _) = split_hash(*h, layout.bits);
-        directory[b + 1] += 1;
+        let count = directory.get_mut(b.saturating_add(1)).ok_or(short)?;
+        *count = count.saturating_add(1);
     }
-    for b in 1..directory.len() {
-        directory[b] += directory[b - 1];
+    let mut sum = 0u32;
+    for d in directory.iter_mut() {
+        sum = sum.saturating_add(*d);
+        *d = sum;
     }
     // Place entries in position order: stable within each bucket. The
     // directory entry b serves as the cursor and ends at the start of b + 1.
-    for (pos, &h) in hashes.iter().take(n).enumerate() {
+    for (pos, &h) in hashes.iter().enumerate() {
         let (b, tag) = split_hash(h, layout.bits);
-        let slot = directory[b] as usize;
-        entries[slot] = pos as u32 | tag << 24;
-        directory[b] += 1;
+        let cursor = directory.get_mut(b).ok_or(short)?;
+        let slot = entries.get_mut(*cursor as usize).ok_or(short)?;
+        *slot = pos32(pos) | tag << 24;
+        *cursor = cursor.saturating_add(1);
     }
-    // Shift the cursors back into starts.
-    for b in (1..directory.len()).rev() {
-        directory[b] = directory[b - 1];
+    // Shift the cursors back into starts: entry b takes b - 1's, 0 gets 0.
+    let mut prev = 0u32;
+    for d in directory.iter_mut() {
+        prev = core::mem::replace(d, prev);
     }
-    directory[0] = 0;
     Ok(NameIndex {
         layout,
         directory,
-        entries: &entries[..n],
+        entries,
     })
 }
 
@@ -146,7 +158,7 @@ impl<'a> NameIndex<'a> {
         }
         let (b, tag) = split_hash(xxh3_64(name), self.layout.bits);
         let start = *self.directory.get(b)? as usize;
-        let end = *self.directory.get(b + 1)? as usize;
+        let end = *self.directory.get(b.checked_add(1)?)? as usize;
         for &e in self.entries.get(start..end)? {
             if e >> 24 != tag {
                 continue;

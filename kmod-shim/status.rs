@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `status` file: what the loader, `check` and the bench last did.
+
+use core::fmt::Write;
+use core::sync::atomic::Ordering;
+
+use arrayvec::ArrayVec;
+use kallsyms_fast::format::SliceWriter;
+
+use crate::mod_index;
+use crate::notify::MODULE_EVENTS;
+use crate::state::shim;
+use crate::wchan::CACHE;
+
+/// Text for the `status` file. Only reached through [`KfsLock::status`],
+/// that is, under the C side's `kfs_lock`.
+struct StatusText(core::cell::UnsafeCell<StatusInner>);
+
+/// What the `status` file shows of the last load, bench and checks.
+pub(crate) struct StatusInner {
+    pub(crate) refused: ArrayVec<u8, 256>,
+    pub(crate) verified: ArrayVec<u8, 256>,
+    pub(crate) bench: ArrayVec<u8, 1024>,
+    pub(crate) check: CheckCounts,
+}
+
+/// What the `check` file has compared so far.
+pub(crate) struct CheckCounts {
+    pub(crate) total: u64,
+    pub(crate) module: u64,
+    pub(crate) outside: u64,
+    pub(crate) unserved: u64,
+    pub(crate) mismatches: u64,
+    pub(crate) first: ArrayVec<u8, 512>,
+}
+
+// SAFETY: the only access is `KfsLock::status()`, and every `KfsLock` is
+// held under the C mutex `kfs_lock`, which serialises them.
+unsafe impl Sync for StatusText {}
+
+static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
+    refused: ArrayVec::new_const(),
+    verified: ArrayVec::new_const(),
+    bench: ArrayVec::new_const(),
+    check: CheckCounts {
+        total: 0,
+        module: 0,
+        outside: 0,
+        unserved: 0,
+        mismatches: 0,
+        first: ArrayVec::new_const(),
+    },
+}));
+
+/// Proof that the caller holds `kfs_lock`, the C mutex under which
+/// `shim_glue.c` calls every debugfs handler (`load`, `ctl`, `check`,
+/// `status`).
+///
+/// # Invariants
+///
+/// A `KfsLock` exists only while `kfs_lock` is held, and at most one exists
+/// at a time. It is neither `Clone` nor `Copy`.
+pub(crate) struct KfsLock(());
+
+impl KfsLock {
+    /// The token of one handler call.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `kfs_lock` for the token's whole life and has no
+    /// other token: one per C entry point, made at its start.
+    pub(crate) unsafe fn assume_held() -> Self {
+        KfsLock(())
+    }
+
+    /// The status text, for as long as the token is borrowed.
+    pub(crate) fn status(&mut self) -> &mut StatusInner {
+        // SAFETY: tokens exist only under `kfs_lock`, one at a time (type
+        // invariant), and `&mut self` keeps this borrow unique.
+        unsafe { &mut *STATUS.0.get() }
+    }
+}
+
+/// A small `fmt::Write` into a byte array.
+pub(crate) struct Text<'a, const N: usize>(pub(crate) &'a mut ArrayVec<u8, N>);
+
+impl<const N: usize> Write for Text<'_, N> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.0.remaining_capacity().min(s.len());
+        let _ = self.0.try_extend_from_slice(&s.as_bytes()[..room]);
+        Ok(())
+    }
+}
+
+/// `status` read. Called under `kfs_lock`.
+#[no_mangle]
+pub(crate) extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
+    // SAFETY: the glue calls this under `kfs_lock`, and this is the
+    // call's only token.
+    let mut held = unsafe { KfsLock::assume_held() };
+    // SAFETY: the glue passes a buffer of `len` bytes.
+    let out = unsafe { core::slice::from_raw_parts_mut(buf, len) };
+    let st = held.status();
+    let mut w = SliceWriter::new(out);
+    {
+        let _ = match shim() {
+            Some(_) => writeln!(w, "state: ready"),
+            None => writeln!(w, "state: no tables (stock lookup in charge)"),
+        };
+        let _ = writeln!(
+            w,
+            "verified: {}",
+            core::str::from_utf8(&st.verified).unwrap_or("")
+        );
+        let _ = writeln!(
+            w,
+            "last refusal: {}",
+            core::str::from_utf8(&st.refused).unwrap_or("")
+        );
+        let _ = writeln!(
+            w,
+            "{}",
+            core::str::from_utf8(&st.bench).unwrap_or("bench: none")
+        );
+        let _ = writeln!(
+            w,
+            "cache generation: {}, module events: {}",
+            CACHE.generation(),
+            MODULE_EVENTS.load(Ordering::Relaxed)
+        );
+        let (modules, entries) = mod_index::stats();
+        let _ = writeln!(
+            w,
+            "module indexes: {modules} modules, {entries} entries, {} built, {} not built",
+            mod_index::BUILT.load(Ordering::Relaxed),
+            mod_index::NOT_BUILT.load(Ordering::Relaxed)
+        );
+        let c = &st.check;
+        let _ = writeln!(
+            w,
+            "check: {} addresses, {} in modules, {} unserved, {} mismatches, {} outside core and modules{}{}",
+            c.total,
+            c.module,
+            c.unserved,
+            c.mismatches,
+            c.outside,
+            if c.first.is_empty() { "" } else { "; first: " },
+            core::str::from_utf8(&c.first).unwrap_or("")
+        );
+    }
+    w.finish()
+}

@@ -1,0 +1,112 @@
+//! `kfast-shim-guest`: the test helpers of the kmod-shim guest suite
+//! (`cargo xtask shim-test`, `kmod-shim/guest/init.sh`), kept out of the
+//! user-facing `kallsyms-bench` CLI. Built statically and packed into the
+//! shim suite's initramfs.
+//!
+//! - `wchan`: `<tid> <wchan>` for every thread but its own.
+//! - `wchan-unpriv [--uid N]`: starts a `sleep` owned by uid/gid N, runs
+//!   `wchan` as uid/gid N, and appends `# child <pid>` and `# kthread <tid>`
+//!   lines (kthreads found as root, from `/proc/PID/stat` flags).
+//! - `sleepers N`: N threads sleeping in `nanosleep` until killed.
+//! - `wchan-scale --core-pid P [--module-comm PREFIX] [--seconds S]`: times
+//!   whole passes over the wchans of two groups of threads, the threads of
+//!   process P and the threads whose `comm` starts with PREFIX.
+
+mod wchan;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Errors are reported as text on stderr.
+pub type Result<T> = std::result::Result<T, String>;
+
+const USAGE: &str = "usage: kfast-shim-guest wchan | wchan-unpriv [--uid N] | sleepers N | \
+                     wchan-scale --core-pid P [--module-comm PREFIX] [--seconds S]";
+
+/// `--name value` options after the subcommand, in any order.
+struct Opts<'a>(&'a [String]);
+
+impl Opts<'_> {
+    /// The value of `--name`, parsed; `default` when absent.
+    fn get<T: std::str::FromStr>(&self, name: &str, default: Option<T>) -> Result<T> {
+        let mut it = self.0.iter();
+        while let Some(a) = it.next() {
+            if a == name {
+                let v = it.next().ok_or(format!("{name} needs a value"))?;
+                return v.parse().map_err(|_| format!("bad {name} {v}"));
+            }
+        }
+        default.ok_or(format!("{name} is required"))
+    }
+
+    /// Fails on an option not in `known`.
+    fn only(&self, known: &[&str]) -> Result<()> {
+        let mut it = self.0.iter();
+        while let Some(a) = it.next() {
+            if !known.contains(&a.as_str()) {
+                return Err(format!("unknown argument {a}\n{USAGE}"));
+            }
+            it.next();
+        }
+        Ok(())
+    }
+}
+
+fn run(args: &[String]) -> Result<()> {
+    let (cmd, rest) = args.split_first().ok_or(USAGE)?;
+    match cmd.as_str() {
+        "wchan" => {
+            Opts(rest).only(&[])?;
+            wchan::dump()
+        }
+        "wchan-unpriv" => {
+            let o = Opts(rest);
+            o.only(&["--uid"])?;
+            wchan::unpriv(o.get("--uid", Some(1000))?)
+        }
+        "sleepers" => {
+            let [count] = rest else {
+                return Err(USAGE.into());
+            };
+            let count: u32 = count.parse().map_err(|_| format!("bad count {count}"))?;
+            sleepers(count)
+        }
+        "wchan-scale" => {
+            let o = Opts(rest);
+            o.only(&["--core-pid", "--module-comm", "--seconds"])?;
+            wchan::scale(
+                o.get("--core-pid", None)?,
+                &o.get("--module-comm", Some("ksym_many/".to_string()))?,
+                Duration::from_secs(o.get("--seconds", Some(5))?),
+            )
+        }
+        _ => Err(USAGE.into()),
+    }
+}
+
+/// `count` threads sleeping in nanosleep, and this one too, until killed.
+fn sleepers(count: u32) -> Result<()> {
+    for i in 0..count {
+        std::thread::Builder::new()
+            .stack_size(16 * 1024)
+            .spawn(|| loop {
+                std::thread::sleep(Duration::from_secs(100_000));
+            })
+            .map_err(|e| format!("sleeper thread {i}: {e}"))?;
+    }
+    eprintln!("kfast-shim-guest: {count} sleeper threads");
+    loop {
+        std::thread::sleep(Duration::from_secs(100_000));
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kfast-shim-guest: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
