@@ -29,8 +29,7 @@ use crate::format::{self, Found, SymbolBuf};
 use crate::linear::Linear;
 use crate::mainline::Mainline;
 use crate::module::{
-    find_kallsyms_symbol, mem_type_is_text, within_module, MemRegion, ModuleLayout, ModuleSymtab,
-    MOD_TEXT,
+    find_kallsyms_symbol, mem_type_is_text, within_module, ModuleLayout, ModuleSymtab,
 };
 use crate::name::NameBuf;
 use crate::owned::{OwnedTables, RawSymbol};
@@ -134,26 +133,6 @@ impl MirrorModule {
     pub fn index_bytes(&self) -> usize {
         self.index.len() * core::mem::size_of::<ModEntry>()
     }
-}
-
-/// Estimates a module's layout when the exact one is unknown: `MOD_TEXT`
-/// starts at `text_base` (the address `/proc/modules` prints) and ends at
-/// the page boundary after its highest text symbol. Other regions stay
-/// empty, so data addresses resolve as unknown.
-pub fn estimate_layout(text_base: u64, symbols: &[RawSymbol]) -> ModuleLayout {
-    let mut layout = ModuleLayout::default();
-    let top = symbols
-        .iter()
-        .filter(|s| matches!(s.kind, b't' | b'T') && s.addr >= text_base)
-        .map(|s| s.addr)
-        .max()
-        .unwrap_or(text_base);
-    let end = (top | 0xfff).wrapping_add(1);
-    layout[MOD_TEXT] = MemRegion {
-        base: text_base,
-        size: end.wrapping_sub(text_base),
-    };
-    layout
 }
 
 /// Section bounds from a core symbol list (the linker symbols are in it).

@@ -19,6 +19,7 @@ mod lex;
 pub mod machine;
 pub mod modules;
 pub mod nm;
+pub mod regions;
 pub mod sections;
 
 pub use error::{Field, ParseError, ParseErrorKind};
