@@ -55,8 +55,9 @@
 //! - `CONFIG_MODULE_UNLOAD` is assumed (every distribution enables it), so
 //!   `.exit*` sections are core.
 //! - A module in the `Loading` state still has its init regions, derived
-//!   the same way. Modules without sysfs sections get `MOD_TEXT` only (its
-//!   end from the total when nothing else is known); modules in neither
+//!   the same way. Modules without sysfs sections get `MOD_TEXT` only, up
+//!   to the page after its last symbol (the total also counts regions that
+//!   cannot be placed then); modules in neither
 //!   `/proc/modules` nor sysfs, a `MOD_TEXT` spanning their text symbols.
 
 use std::collections::HashMap;
@@ -306,7 +307,9 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
         cap[t] = own.unwrap_or(u64::MAX).min(other.unwrap_or(u64::MAX));
     }
     for s in &m.symbols {
-        if s.kind == b'U' {
+        // Without sections, data symbols above the text cannot be told
+        // from text: only text symbols bound MOD_TEXT then.
+        if s.kind == b'U' || (secs.is_empty() && !matches!(s.kind, b't' | b'T')) {
             continue;
         }
         if owner(s.addr).is_some_and(|t| s.addr < cap[t]) {
@@ -354,7 +357,10 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
             size[t] = lo[t] - w.base;
         }
     }
-    if let Some(p) = &m.proc {
+    // Without sections only MOD_TEXT is known, and the total's other pages
+    // belong to regions that cannot be placed (every module has data, its
+    // struct module at least): the text keeps its lower bound.
+    if let Some(p) = m.proc.as_ref().filter(|_| !secs.is_empty()) {
         let counted = |t: usize| !live || !is_init_type(t);
         let known: u64 = (0..MOD_MEM_NUM_TYPES)
             .filter(|&t| counted(t))
@@ -712,6 +718,15 @@ mod tests {
                 assert!(*s <= MAX_REGION_SIZE);
             }
         }
+    }
+
+    #[test]
+    fn no_sections_text_keeps_its_lower_bound() {
+        let (mut m, truth) = load(&typical(0x80, None), bases(), ModuleState::Live);
+        m.sections.clear();
+        let got = derive(vec![m]).remove(0).0;
+        assert_eq!(got[MOD_TEXT], truth[MOD_TEXT]);
+        assert!(got[MOD_TEXT + 1..].iter().all(Option::is_none));
     }
 
     #[test]
