@@ -328,7 +328,9 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
             .content
             .checked_add(7)
             .map(|c| c & !7)
-            .and_then(|c| c.checked_add(n * (ELF64_SYM_SIZE + 1) + strtab))
+            .and_then(|c| {
+                c.checked_add(n.saturating_mul(ELF64_SYM_SIZE + 1).saturating_add(strtab))
+            })
             .unwrap_or(u64::MAX);
     }
 
@@ -354,7 +356,7 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
     let mut size = [0u64; MOD_MEM_NUM_TYPES];
     for t in 0..MOD_MEM_NUM_TYPES {
         if let Some(w) = work[t] {
-            size[t] = lo[t] - w.base;
+            size[t] = lo[t].saturating_sub(w.base);
         }
     }
     // Without sections only MOD_TEXT is known, and the total's other pages
@@ -371,7 +373,7 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
             if work[t].is_none() || slack == 0 || !counted(t) {
                 continue;
             }
-            let give = slack.min(hi[t] - lo[t]);
+            let give = slack.min(hi[t].saturating_sub(lo[t]));
             size[t] += give;
             slack -= give;
         }
@@ -727,6 +729,74 @@ mod tests {
         let got = derive(vec![m]).remove(0).0;
         assert_eq!(got[MOD_TEXT], truth[MOD_TEXT]);
         assert!(got[MOD_TEXT + 1..].iter().all(Option::is_none));
+    }
+
+    /// Arbitrary (hostile) inputs: no panic, no region wrapping past 2^64
+    /// or larger than `unsigned int`, bounded time.
+    #[test]
+    fn arbitrary_inputs() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let names = [
+            ".text",
+            ".data",
+            ".bss",
+            ".rodata",
+            "__jump_table",
+            ".init.text",
+            "__x",
+            ".symtab",
+        ];
+        for _ in 0..2000 {
+            let mut mods = Vec::new();
+            for i in 0..(next() % 4) {
+                let pick = |v: u64| match v % 4 {
+                    0 => u64::MAX - (v >> 8) % 0x3000,
+                    1 => (v >> 8) % 0x3000,
+                    _ => MODS + (v >> 8) % 0x40000,
+                };
+                let sections = (0..next() % 6)
+                    .map(|_| (names[(next() % 8) as usize].to_string(), pick(next())))
+                    .collect::<Vec<_>>();
+                let symbols = (0..next() % 6)
+                    .map(|_| RawSymbol {
+                        addr: pick(next()),
+                        kind: b"tTdbrU"[(next() % 6) as usize],
+                        name: b"s".to_vec(),
+                    })
+                    .collect();
+                let state = [ModuleState::Live, ModuleState::Coming][(next() % 2) as usize];
+                let proc = (next() % 4 != 0).then(|| ProcModule {
+                    name: i.to_string(),
+                    size: next() % 0x10_0000,
+                    state,
+                    base: pick(next()),
+                });
+                let mut sections = sections;
+                sections.sort_by_key(|s| s.1);
+                mods.push(MachineModule {
+                    name: i.to_string(),
+                    symbols,
+                    proc,
+                    sections,
+                    layout: None,
+                });
+            }
+            for (l, _) in derive(mods) {
+                for (b, s) in l.iter().flatten() {
+                    assert!(
+                        u128::from(*b) + u128::from(*s) <= 1u128 << 64,
+                        "{b:#x}+{s:#x}"
+                    );
+                    assert!(*s <= MAX_REGION_SIZE);
+                }
+            }
+        }
     }
 
     #[test]
