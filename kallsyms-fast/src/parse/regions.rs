@@ -159,7 +159,7 @@ pub fn classify(name: &str) -> Option<usize> {
     if RODATA_PREFIX.iter().any(|p| name.starts_with(p)) || RODATA.contains(&name) {
         return Some(MOD_RODATA);
     }
-    const DATA_PREFIX: [&str; 3] = [".data", ".bss", "__dyndbg"];
+    const DATA_PREFIX: [&str; 4] = [".data", ".bss", "__dyndbg", ".exit.data"];
     const DATA: [&str; 9] = [
         ".gnu.linkonce.this_module",
         "__tracepoints",
