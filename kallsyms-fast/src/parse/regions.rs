@@ -225,13 +225,14 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
     let live = module_is_live(m);
     let aligned = |a: u64| a & (page - 1) == 0;
 
-    // Sections that still exist, sorted by address (read_sections sorts).
-    let secs: Vec<(Option<usize>, u64)> = m
+    // Sections that still exist, by address.
+    let mut secs: Vec<(Option<usize>, u64)> = m
         .sections
         .iter()
         .map(|(n, a)| (classify(n), *a))
         .filter(|(c, a)| *a != 0 && !(live && c.is_some_and(is_init_type)))
         .collect();
+    secs.sort_by_key(|s| s.1);
 
     // Region bases: MOD_TEXT from /proc/modules; each other type at its
     // lowest section, walked down over unknown names to a page boundary.
