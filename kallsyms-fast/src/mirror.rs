@@ -2,27 +2,34 @@
 //! lookup algorithm over them, for the resolver, the benchmark and the
 //! differential tests.
 //!
-//! Module memory regions: the kernel's exact `mod->mem[type]` bounds are
-//! not visible from userspace. When a capture carries them (the project's
-//! test module dumps them) they are used as they are; otherwise
-//! [`estimate_layout`] derives them from `/proc/modules` and the module's
-//! symbols, and only the size printed for the last symbol of a region can
-//! then differ from the kernel's.
+//! Module memory regions: a capture's `kallsyms-fast/module_layout` gives
+//! the kernel's exact `mod->mem[type]` bounds; without it
+//! [`crate::parse::regions`] derives them from `/proc/modules`, sysfs and
+//! the module's symbols as 6.12 lays modules out.
+//!
+//! The fast module path finds the owning module and region through a
+//! partition of the address space ([`RegionSpan`]) built once, in
+//! `O(n log n)` for `n` regions, so that it answers as the mainline walk
+//! does for any set of regions, including ones no kernel produces.
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::cache::DefaultWchanCache;
+use crate::fast::module_index::{
+    find_in_region, span_owner, RegionSpan, SPAN_NO_MODULE, SPAN_NO_TYPE,
+};
 use crate::fast::{
-    build_addr_index, build_module_index, build_name_index, find_in_index, AddrIndex,
-    AddrIndexLayout, FastCore, ModEntry, NameIndex, NameIndexLayout, TokenSlots,
+    build_addr_index, build_module_index, build_name_index, AddrIndex, AddrIndexLayout, FastCore,
+    ModEntry, NameIndex, NameIndexLayout, TokenSlots,
 };
 use crate::format::{self, Found, SymbolBuf};
 use crate::linear::Linear;
 use crate::mainline::Mainline;
 use crate::module::{
-    find_kallsyms_symbol, within_module, MemRegion, ModuleLayout, ModuleSymtab, MOD_TEXT,
+    find_kallsyms_symbol, mem_type_is_text, within_module, ModuleLayout, ModuleSymtab,
 };
 use crate::name::NameBuf;
 use crate::owned::{OwnedTables, RawSymbol};
@@ -128,26 +135,6 @@ impl MirrorModule {
     }
 }
 
-/// Estimates a module's layout when the exact one is unknown: `MOD_TEXT`
-/// starts at `text_base` (the address `/proc/modules` prints) and ends at
-/// the page boundary after its highest text symbol. Other regions stay
-/// empty, so data addresses resolve as unknown.
-pub fn estimate_layout(text_base: u64, symbols: &[RawSymbol]) -> ModuleLayout {
-    let mut layout = ModuleLayout::default();
-    let top = symbols
-        .iter()
-        .filter(|s| matches!(s.kind, b't' | b'T') && s.addr >= text_base)
-        .map(|s| s.addr)
-        .max()
-        .unwrap_or(text_base);
-    let end = (top | 0xfff).wrapping_add(1);
-    layout[MOD_TEXT] = MemRegion {
-        base: text_base,
-        size: end.wrapping_sub(text_base),
-    };
-    layout
-}
-
 /// Section bounds from a core symbol list (the linker symbols are in it).
 ///
 /// Inferences, because `/proc/kallsyms` does not say everything:
@@ -183,6 +170,92 @@ pub fn sections_from_symbols(symbols: &[RawSymbol]) -> Sections {
     s
 }
 
+/// Builds the [`RegionSpan`] partition of the address space for `modules`
+/// (module-list order): at each address, the first module with a region
+/// containing it, and that module's first region type containing it that
+/// `find_kallsyms_symbol()` may search (text types only unless
+/// `all_symbols`). A region wrapping past 2^64 covers the top of the address
+/// space and the bottom, as the kernel's unsigned `addr - base < size` does.
+///
+/// A sweep over the region boundaries with the set of open regions:
+/// `O(n log n)` for `n` regions.
+fn region_spans(modules: &[MirrorModule], all_symbols: bool) -> Vec<RegionSpan> {
+    // (position, opens, module, type); positions up to 2^64 inclusive.
+    let mut events: Vec<(u128, bool, u32, u8)> = Vec::new();
+    for (mi, m) in modules.iter().enumerate() {
+        let mi = u32::try_from(mi).unwrap_or(SPAN_NO_MODULE - 1);
+        for (ty, r) in m.layout.iter().enumerate() {
+            if r.size == 0 {
+                continue;
+            }
+            let ty = ty as u8;
+            let end = u128::from(r.base) + u128::from(r.size);
+            let top = 1u128 << 64;
+            events.push((u128::from(r.base), true, mi, ty));
+            events.push((end.min(top), false, mi, ty));
+            if end > top {
+                events.push((0, true, mi, ty));
+                events.push((end - top, false, mi, ty));
+            }
+        }
+    }
+    events.sort_unstable();
+    let mut open: BTreeSet<(u32, u8)> = BTreeSet::new();
+    let mut spans: Vec<RegionSpan> = Vec::new();
+    let mut i = 0;
+    loop {
+        let at = events.get(i).map_or(0, |e| e.0);
+        while let Some(&(pos, opens, mi, ty)) = events.get(i) {
+            if pos != at {
+                break;
+            }
+            if opens {
+                open.insert((mi, ty));
+            } else {
+                open.remove(&(mi, ty));
+            }
+            i += 1;
+        }
+        if at >= 1u128 << 64 {
+            break;
+        }
+        let (module, ty) = match open.first() {
+            None => (SPAN_NO_MODULE, SPAN_NO_TYPE),
+            Some(&(mi, _)) => {
+                let ty = open
+                    .range((mi, 0)..=(mi, u8::MAX))
+                    .map(|&(_, t)| t)
+                    .find(|&t| all_symbols || mem_type_is_text(t as usize))
+                    .unwrap_or(SPAN_NO_TYPE);
+                (mi, ty)
+            }
+        };
+        let span = RegionSpan {
+            start: at as u64,
+            module,
+            ty,
+        };
+        match spans.last() {
+            Some(l) if l.module == module && l.ty == ty => {}
+            _ => spans.push(span),
+        }
+        if i >= events.len() {
+            break;
+        }
+    }
+    if spans.first().is_none_or(|s| s.start != 0) {
+        spans.insert(
+            0,
+            RegionSpan {
+                start: 0,
+                module: SPAN_NO_MODULE,
+                ty: SPAN_NO_TYPE,
+            },
+        );
+    }
+    spans
+}
+
 /// Where a resolved address was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Resolution {
@@ -205,8 +278,8 @@ pub struct Mirror {
     entries: Vec<u32>,
     tokens: Box<TokenSlots>,
     modules: Vec<MirrorModule>,
-    /// `(start, end, module, region type)` sorted by start.
-    regions: Vec<(u64, u64, u32)>,
+    /// Partition of the address space by owning module and region type.
+    spans: Vec<RegionSpan>,
     cache: Box<DefaultWchanCache>,
 }
 
@@ -235,13 +308,7 @@ impl Mirror {
             &mut entries,
             &mut hashes,
         )?;
-        let mut regions = Vec::new();
-        for (i, m) in modules.iter().enumerate() {
-            for r in m.layout.iter().filter(|r| r.size != 0) {
-                regions.push((r.base, r.base.wrapping_add(r.size), i as u32));
-            }
-        }
-        regions.sort_unstable();
+        let spans = region_spans(&modules, tables.sections.all_symbols);
         Ok(Self {
             tables,
             addr_layout,
@@ -252,7 +319,7 @@ impl Mirror {
             entries,
             tokens,
             modules,
-            regions,
+            spans,
             cache: Box::default(),
         })
     }
@@ -306,16 +373,6 @@ impl Mirror {
             .position(|m| within_module(&m.layout, addr))
     }
 
-    /// The same through the sorted region table.
-    fn module_search(&self, addr: u64) -> Option<usize> {
-        let i = self
-            .regions
-            .partition_point(|r| r.0 <= addr)
-            .checked_sub(1)?;
-        let &(start, end, m) = self.regions.get(i)?;
-        (addr >= start && addr < end).then_some(m as usize)
-    }
-
     /// `kallsyms_lookup_buildid()` without build IDs: the name into `name`.
     pub fn resolve(&self, algo: Algo, addr: u64, name: &mut NameBuf) -> Option<Resolution> {
         let s = &self.tables.sections;
@@ -342,9 +399,9 @@ impl Mirror {
                 (mi, find_kallsyms_symbol(&m.symtab, &m.layout, addr, all)?)
             }
             Algo::Fast | Algo::Cached => {
-                let mi = self.module_search(addr)?;
+                let (mi, ty) = span_owner(&self.spans, addr)?;
                 let m = self.modules.get(mi)?;
-                (mi, find_in_index(&m.index, &m.layout, addr, all)?)
+                (mi, find_in_region(&m.index, *m.layout.get(ty?)?, addr)?)
             }
         };
         name.set(self.modules.get(mi)?.symtab.name(hit.index));

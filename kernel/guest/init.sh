@@ -19,7 +19,10 @@ up "$(uname -r) up"
 R=/dev/ttyS1
 stty -F $R raw -echo 2>/dev/null
 verdict=ok
-for m in ksym_truth ksym_many; do
+# The test modules, then in-tree modules with rich data sections (no
+# layout file describes those: their regions are derived on the host).
+for m in ksym_truth ksym_many trace-events-sample kobject-example \
+	kset-example crc-itu-t crc7 crc8 binfmt_misc; do
 	if ! insmod /lib/modules/$m.ko; then
 		verdict="insmod $m failed"
 		break

@@ -5,10 +5,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kallsyms_fast::build::encode_kernel_order;
-use kallsyms_fast::mirror::{estimate_layout, sections_from_symbols, Mirror, MirrorModule};
+use kallsyms_fast::mirror::{sections_from_symbols, Mirror, MirrorModule};
 use kallsyms_fast::module::{MemRegion, ModuleLayout};
 use kallsyms_fast::owned::RawSymbol;
-use kallsyms_fast::parse::machine::{Machine, MachineModule};
+use kallsyms_fast::parse::machine::Machine;
+use kallsyms_fast::parse::regions::{machine_layouts, LayoutSource, DEFAULT_PAGE_SIZE};
 
 /// A loaded mirror and what loading it cost.
 pub struct Loaded {
@@ -35,27 +36,15 @@ fn absolute_percpu(core: &[RawSymbol], stext: u64) -> bool {
         .any(|s| s.name == b"__per_cpu_start" && s.addr < stext)
 }
 
-fn module_layout(m: &MachineModule) -> (ModuleLayout, bool) {
-    if let Some(exact) = &m.layout {
-        let mut l = ModuleLayout::default();
-        for (dst, src) in l.iter_mut().zip(exact.iter()) {
-            if let Some((base, size)) = *src {
-                *dst = MemRegion { base, size };
-            }
+/// The mirror's form of a parsed layout (absent regions are empty).
+fn to_mirror_layout(exact: &kallsyms_fast::parse::ModuleLayout) -> ModuleLayout {
+    let mut l = ModuleLayout::default();
+    for (dst, src) in l.iter_mut().zip(exact.iter()) {
+        if let Some((base, size)) = *src {
+            *dst = MemRegion { base, size };
         }
-        return (l, true);
     }
-    let base = match &m.proc {
-        Some(p) => p.base,
-        None => m
-            .symbols
-            .iter()
-            .filter(|s| matches!(s.kind, b't' | b'T'))
-            .map(|s| s.addr)
-            .min()
-            .unwrap_or(0),
-    };
-    (estimate_layout(base, &m.symbols), false)
+    l
 }
 
 /// Builds the mirror for an already parsed machine.
@@ -67,16 +56,19 @@ pub fn mirror_of(machine: Machine, parse: Duration) -> Result<Loaded, String> {
         .map_err(|e| format!("{}/proc/kallsyms: {e}", machine.root.display()))?;
     let encode = t0.elapsed();
     let t1 = Instant::now();
-    let mut exact = true;
+    let layouts = machine_layouts(&machine, DEFAULT_PAGE_SIZE);
+    // Modules without symbols never resolve anything: they do not count.
+    let exact = machine
+        .modules
+        .iter()
+        .zip(&layouts)
+        .all(|(m, (_, s))| m.symbols.is_empty() || *s == LayoutSource::Exact);
     let modules = machine
         .modules
         .iter()
-        .filter(|m| !m.symbols.is_empty())
-        .map(|m| {
-            let (layout, is_exact) = module_layout(m);
-            exact &= is_exact;
-            MirrorModule::new(m.name.as_bytes(), &m.symbols, layout)
-        })
+        .zip(&layouts)
+        .filter(|(m, _)| !m.symbols.is_empty())
+        .map(|(m, (l, _))| MirrorModule::new(m.name.as_bytes(), &m.symbols, to_mirror_layout(l)))
         .collect();
     let mirror = Mirror::new(tables, modules).map_err(|e| {
         format!(

@@ -22,6 +22,13 @@ pub enum Outcome {
 pub struct Counts {
     /// Addresses compared.
     pub compared: usize,
+    /// Of those, addresses the kernel answered from a module or that lie in
+    /// a module region.
+    pub module: usize,
+    /// Of those, addresses in a module text region.
+    pub module_text: usize,
+    /// Mismatches among the module text addresses.
+    pub text_mismatch: usize,
     /// Mismatches attributed to vmlinux.
     pub vm_mismatch: usize,
     /// Mismatches attributed to modules.
@@ -59,16 +66,34 @@ fn parse_lines(text: &str) -> Vec<(u64, &str)> {
         .collect()
 }
 
-fn module_regions(layout: &str) -> Vec<(u64, u64)> {
+/// `(start, end, is text)` of every region in a module layout file.
+fn module_regions(layout: &str) -> Vec<(u64, u64, bool)> {
     layout
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
+            let t: u32 = f.get(1)?.parse().ok()?;
             let b = u64::from_str_radix(f.get(2)?, 16).ok()?;
             let s = u64::from_str_radix(f.get(3)?, 16).ok()?;
-            (s > 0).then_some((b, b + s))
+            (s > 0).then_some((b, b.saturating_add(s), t == 0 || t == 4))
         })
         .collect()
+}
+
+/// The exact module layout the guest recorded: `truth/module_layout`, or
+/// `kallsyms-fast/module_layout` in captures made before it moved.
+fn truth_layout(capture: &Path) -> String {
+    ["truth/module_layout", "kallsyms-fast/module_layout"]
+        .iter()
+        .find_map(|f| fs::read_to_string(capture.join(f)).ok())
+        .unwrap_or_default()
+}
+
+fn percent(ok: usize, all: usize) -> String {
+    if all == 0 {
+        return "n/a".into();
+    }
+    format!("{:.3}%", ok as f64 * 100.0 / all as f64)
 }
 
 /// Compare the mirror against the truth in `capture`, for both forms the
@@ -89,6 +114,9 @@ pub fn compare(capture: &Path, report: &Path) -> Result<Outcome> {
             OneOutcome::Unavailable(why) => return Ok(Outcome::Unavailable(why)),
             OneOutcome::Compared(c) => {
                 total.compared += c.0.compared;
+                total.module += c.0.module;
+                total.module_text += c.0.module_text;
+                total.text_mismatch += c.0.text_mismatch;
                 total.vm_mismatch += c.0.vm_mismatch;
                 total.mod_mismatch += c.0.mod_mismatch;
                 total.missing += c.0.missing;
@@ -183,9 +211,7 @@ fn compare_one(capture: &Path, form: &str, args: &[&str]) -> Result<OneOutcome> 
         mirror.len(),
         t.elapsed()
     );
-    let layout =
-        fs::read_to_string(capture.join("kallsyms-fast/module_layout")).unwrap_or_default();
-    let regions = module_regions(&layout);
+    let regions = module_regions(&truth_layout(capture));
     let cats_text =
         fs::read_to_string(capture.join("kallsyms-fast/addresses.txt")).unwrap_or_default();
     let cats: HashMap<u64, &str> = parse_lines(&cats_text).into_iter().collect();
@@ -195,12 +221,16 @@ fn compare_one(capture: &Path, form: &str, args: &[&str]) -> Result<OneOutcome> 
     for &(a, want) in &truth {
         c.compared += 1;
         let got = mirror.get(&a).copied();
+        let region = regions.iter().find(|&&(lo, hi, _)| (lo..hi).contains(&a));
+        let in_mod =
+            want.ends_with(']') || got.is_some_and(|g| g.ends_with(']')) || region.is_some();
+        let in_text = region.is_some_and(|r| r.2);
+        c.module += usize::from(in_mod);
+        c.module_text += usize::from(in_text);
         if got == Some(want) {
             continue;
         }
-        let in_mod = want.ends_with(']')
-            || got.is_some_and(|g| g.ends_with(']'))
-            || regions.iter().any(|&(lo, hi)| (lo..hi).contains(&a));
+        c.text_mismatch += usize::from(in_text);
         match (got, in_mod) {
             (None, _) => c.missing += 1,
             (_, true) => c.mod_mismatch += 1,
@@ -218,8 +248,18 @@ fn compare_one(capture: &Path, form: &str, args: &[&str]) -> Result<OneOutcome> 
         );
     }
     let mut rep = format!(
-        "addresses compared: {}\nmismatches: vmlinux {}, modules {}, missing lines {}\n",
-        c.compared, c.vm_mismatch, c.mod_mismatch, c.missing
+        "addresses compared: {}\nmismatches: vmlinux {}, modules {}, missing lines {}\n\
+         module answers exact: {} of {} ({}); in module text: {} of {} ({})\n",
+        c.compared,
+        c.vm_mismatch,
+        c.mod_mismatch,
+        c.missing,
+        c.module - c.mod_mismatch,
+        c.module,
+        percent(c.module - c.mod_mismatch, c.module),
+        c.module_text - c.text_mismatch,
+        c.module_text,
+        percent(c.module_text - c.text_mismatch, c.module_text),
     );
     for (cat, n) in &by_cat {
         let _ = writeln!(rep, "  category {cat}: {n}");

@@ -46,7 +46,6 @@ commands:
 
 guest-test options:
   --timeout <secs>   hard timeout for the QEMU guest (default 1500)
-  --strict-modules   module mismatches fail the run too (default: vmlinux only)
   --cmdline <text>   extra guest kernel command line (kfast.seed=N, kfast.mod_budget=N)
 
 environment:

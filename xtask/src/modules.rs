@@ -11,6 +11,40 @@ use std::path::{Path, PathBuf};
 /// Test modules, in load order.
 pub const MODULES: &[&str] = &["ksym_truth", "ksym_many"];
 
+/// In-tree modules the test kernel builds (`=m` in
+/// `kernel/test-kernel.config`), relative to the kernel build directory.
+/// The mirror guest suite loads them after the test modules: their data,
+/// rodata, ro_after_init, `__ksymtab*`, `__tracepoints*`, `__dyndbg`,
+/// `__jump_table` and note sections are what region derivation is checked
+/// on, and they come with no layout file.
+pub const IN_TREE: &[&str] = &[
+    "samples/trace_events/trace-events-sample.ko",
+    "samples/kobject/kobject-example.ko",
+    "samples/kobject/kset-example.ko",
+    "lib/crc-itu-t.ko",
+    "lib/crc7.ko",
+    "lib/crc8.ko",
+    "fs/binfmt_misc.ko",
+];
+
+/// The in-tree modules of [`IN_TREE`], as built by `cargo xtask kernel`.
+pub fn in_tree() -> Result<Vec<PathBuf>> {
+    IN_TREE
+        .iter()
+        .map(|rel| {
+            let ko = env::kernel_build().join(rel);
+            if ko.exists() {
+                Ok(ko)
+            } else {
+                Err(format!(
+                    "{} missing: the test kernel config builds it (=m); run `cargo xtask kernel`",
+                    ko.display()
+                ))
+            }
+        })
+        .collect()
+}
+
 fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
     fs::create_dir_all(dst).map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
     let entries = fs::read_dir(src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;

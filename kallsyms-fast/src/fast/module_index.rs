@@ -10,7 +10,9 @@
 //!
 //! Memory: 16 bytes per candidate symbol (value and index).
 
-use crate::module::{region_for, symbol_is_candidate, ModuleHit, ModuleLayout, ModuleSymtab};
+use crate::module::{
+    region_for, symbol_is_candidate, MemRegion, ModuleHit, ModuleLayout, ModuleSymtab,
+};
 
 /// One candidate symbol: its value and symtab index.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -90,7 +92,14 @@ pub fn find_in_index(
     addr: u64,
     all_symbols: bool,
 ) -> Option<ModuleHit> {
-    let region = region_for(layout, addr, all_symbols)?;
+    find_in_region(entries, region_for(layout, addr, all_symbols)?, addr)
+}
+
+/// `find_kallsyms_symbol()` once the region containing `addr` is known:
+/// the search is bounded by `bestval = base - 1` and `nextval = base + size`
+/// (both wrapping, as the kernel's unsigned arithmetic does).
+#[inline]
+pub fn find_in_region(entries: &[ModEntry], region: MemRegion, addr: u64) -> Option<ModuleHit> {
     let region_end = region.base.wrapping_add(region.size);
     let floor = region.base.wrapping_sub(1);
     let upper = entries.partition_point(|e| e.value <= addr);
@@ -109,4 +118,44 @@ pub fn find_in_index(
         size: nextval.wrapping_sub(best.value),
         offset: addr.wrapping_sub(best.value),
     })
+}
+
+/// No module owns a [`RegionSpan`].
+pub const SPAN_NO_MODULE: u32 = u32::MAX;
+/// The owning module has no region of a type `find_kallsyms_symbol()` may
+/// search here (a data region without `CONFIG_KALLSYMS_ALL`).
+pub const SPAN_NO_TYPE: u8 = u8::MAX;
+
+/// One piece of the address space partition built from every module's
+/// regions: from `start` up to the next span's start (or the top of the
+/// address space), addresses belong to `module` (its index in module-list
+/// order, [`SPAN_NO_MODULE`] for none) and are searched in its region of
+/// type `ty` ([`SPAN_NO_TYPE`] for none).
+///
+/// The partition answers exactly what the kernel's walk does even for
+/// input a kernel never produces (overlapping modules or regions, a region
+/// wrapping past 2^64): the owner is the first module in list order with
+/// any region containing the address (`within_module()`), the type the
+/// first of that module's types containing it (`find_kallsyms_symbol()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegionSpan {
+    /// First address of the span.
+    pub start: u64,
+    /// Owning module, or [`SPAN_NO_MODULE`].
+    pub module: u32,
+    /// `enum mod_mem_type` searched, or [`SPAN_NO_TYPE`].
+    pub ty: u8,
+}
+
+/// The span containing `addr` in a partition sorted by `start` whose first
+/// span starts at 0: `(module, type)`, `None` where no module owns `addr`.
+#[inline]
+pub fn span_owner(spans: &[RegionSpan], addr: u64) -> Option<(usize, Option<usize>)> {
+    let i = spans.partition_point(|s| s.start <= addr).checked_sub(1)?;
+    let s = spans.get(i)?;
+    if s.module == SPAN_NO_MODULE {
+        return None;
+    }
+    let ty = (s.ty != SPAN_NO_TYPE).then_some(s.ty as usize);
+    Some((s.module as usize, ty))
 }

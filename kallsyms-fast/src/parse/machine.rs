@@ -10,6 +10,7 @@
 //! | `sys/module/<name>/sections/*` | no; only for modules in `proc/modules` | [`read_sections`] |
 //! | `kallsyms-fast/module_layout` | no | [`parse_module_layout`] |
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -118,20 +119,26 @@ impl Machine {
                 layout: None,
             })
             .collect();
-        let position = |modules: &mut Vec<MachineModule>, name: &str| -> usize {
-            match modules.iter().position(|m| m.name == name) {
-                Some(i) => i,
-                None => {
-                    modules.push(MachineModule {
-                        name: name.into(),
-                        symbols: Vec::new(),
-                        proc: None,
-                        sections: Vec::new(),
-                        layout: None,
-                    });
-                    modules.len() - 1
-                }
+        // Name -> index: one hash lookup per line keeps loading linear.
+        let mut by_name: HashMap<String, usize> = modules
+            .iter()
+            .enumerate()
+            .rev() // The first of duplicate names wins, as a scan would.
+            .map(|(i, m)| (m.name.clone(), i))
+            .collect();
+        let mut position = |modules: &mut Vec<MachineModule>, name: &str| -> usize {
+            if let Some(&i) = by_name.get(name) {
+                return i;
             }
+            modules.push(MachineModule {
+                name: name.into(),
+                symbols: Vec::new(),
+                proc: None,
+                sections: Vec::new(),
+                layout: None,
+            });
+            by_name.insert(name.into(), modules.len() - 1);
+            modules.len() - 1
         };
         for p in procs {
             let sections = match read_sections(&sections_dir(root, &p.name)) {

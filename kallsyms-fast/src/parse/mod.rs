@@ -5,6 +5,8 @@
 //! - [`parse_proc_modules`] parses `/proc/modules`;
 //! - [`read_sections`] reads `/sys/module/<name>/sections/*`;
 //! - [`parse_module_layout`] parses the test module's exact `mod->mem[]` dump;
+//! - [`regions::machine_layouts`] gives every module's `mod->mem[]` regions:
+//!   the exact dump where there is one, else derived as 6.12 lays modules out;
 //! - [`Machine`] loads all of the above from one root directory, and
 //!   [`Machine::capture`] to snapshot them.
 //!
@@ -22,6 +24,7 @@ pub mod machine;
 pub mod modules;
 pub mod nm;
 pub mod read;
+pub mod regions;
 pub mod sections;
 
 pub use error::{Field, ParseError, ParseErrorKind};

@@ -17,6 +17,10 @@ pub enum Cat {
     ModBounds,
     /// Random inside module memory regions.
     ModRandom,
+    /// Around every module section start (sysfs).
+    ModSections,
+    /// Between the last symbol of a module region and the region's end.
+    ModTail,
     /// Around linker-provided markers (_stext, _etext, _end, ...).
     Markers,
     /// Random in the kernel image.
@@ -40,6 +44,8 @@ impl Cat {
             Cat::ModNear => "mod-near",
             Cat::ModBounds => "mod-bounds",
             Cat::ModRandom => "mod-random",
+            Cat::ModSections => "mod-sections",
+            Cat::ModTail => "mod-tail",
             Cat::Markers => "markers",
             Cat::VmRandom => "vm-random",
             Cat::InitRandom => "init-random",
@@ -168,6 +174,7 @@ const MARKERS: &[&str] = &[
 pub fn generate(
     kallsyms: &str,
     layout: &str,
+    sections: &[u64],
     stacks: &str,
     seed: u64,
     mod_budget: usize,
@@ -199,6 +206,11 @@ pub fn generate(
         g.around(v, s, 0x40, Cat::ModStart, Cat::ModNear);
         let _ = m;
     }
+    let mod_addrs: std::collections::BTreeSet<u64> = by_mod
+        .iter()
+        .filter(|(m, _)| !m.is_empty())
+        .flat_map(|(_, v)| v.iter().copied())
+        .collect();
     for (_, _, base, size) in parse_layout(layout) {
         if size == 0 {
             continue;
@@ -216,6 +228,22 @@ pub fn generate(
         for _ in 0..200 {
             let a = rng.range(base, base + size);
             g.push(a, Cat::ModRandom);
+        }
+        // Past the region's last symbol: the size printed there ends at the
+        // region's end, which a capture without layout has to derive.
+        let end = base + size;
+        let last = mod_addrs.range(base..end).next_back().copied();
+        if let Some(last) = last {
+            for a in [last + 1, last + (end - last) / 2, end - 1, end - 0x10] {
+                if a > last && a < end {
+                    g.push(a, Cat::ModTail);
+                }
+            }
+        }
+    }
+    for &s in sections {
+        for a in [s.wrapping_sub(1), s, s.wrapping_add(1), s.wrapping_add(8)] {
+            g.push(a, Cat::ModSections);
         }
     }
     for m in MARKERS {

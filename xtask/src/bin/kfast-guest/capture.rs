@@ -10,6 +10,8 @@ pub struct Capture {
     pub kallsyms: String,
     /// Contents of the `ksym_truth` module layout file.
     pub module_layout: String,
+    /// Every module section address sysfs shows.
+    pub sections: Vec<u64>,
     /// Kernel stack traces of all tasks (`ksym_truth/stacks`).
     pub stacks: String,
     /// Human-readable counts.
@@ -31,17 +33,18 @@ fn read(path: &str) -> Result<String> {
     fs::read_to_string(path).map_err(|e| format!("read {path}: {e}"))
 }
 
-/// Capture kallsyms, modules, module sections and the module layout into `out`.
+/// Capture kallsyms, modules and module sections into `out`, and the exact
+/// module layout into `out/truth`.
 pub fn capture(out: &Path) -> Result<Capture> {
     let kallsyms = read("/proc/kallsyms")?;
     write(&out.join("proc/kallsyms"), kallsyms.as_bytes())?;
     let modules = read("/proc/modules")?;
     write(&out.join("proc/modules"), modules.as_bytes())?;
+    // The exact layout is truth, not input: the capture the mirror resolves
+    // from has no `kallsyms-fast/module_layout`, like `kallsyms-bench
+    // capture` of any machine, so the host derives the regions.
     let module_layout = read(LAYOUT)?;
-    write(
-        &out.join("kallsyms-fast/module_layout"),
-        module_layout.as_bytes(),
-    )?;
+    write(&out.join("truth/module_layout"), module_layout.as_bytes())?;
     let stacks = read(STACKS)?;
     write(&out.join("kallsyms-fast/stacks"), stacks.as_bytes())?;
     for f in ["/proc/cmdline", "/proc/version"] {
@@ -49,6 +52,7 @@ pub fn capture(out: &Path) -> Result<Capture> {
         write(&out.join(&f[1..]), data.as_bytes())?;
     }
     let mut sections = 0;
+    let mut section_addrs = Vec::new();
     let dir = fs::read_dir("/sys/module").map_err(|e| format!("/sys/module: {e}"))?;
     for m in dir.flatten() {
         let Ok(secs) = fs::read_dir(m.path().join("sections")) else {
@@ -64,6 +68,10 @@ pub fn capture(out: &Path) -> Result<Capture> {
                 .join(s.file_name());
             write(&dst, &data)?;
             sections += 1;
+            let text = String::from_utf8_lossy(&data);
+            if let Ok(a) = u64::from_str_radix(text.trim().trim_start_matches("0x"), 16) {
+                section_addrs.push(a);
+            }
         }
     }
     let summary = format!(
@@ -75,6 +83,7 @@ pub fn capture(out: &Path) -> Result<Capture> {
     Ok(Capture {
         kallsyms,
         module_layout,
+        sections: section_addrs,
         stacks,
         summary,
     })

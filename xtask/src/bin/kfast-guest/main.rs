@@ -64,6 +64,7 @@ fn run(out: &Path) -> Result<()> {
     let addrs = addrs::generate(
         &cap.kallsyms,
         &cap.module_layout,
+        &cap.sections,
         &cap.stacks,
         seed,
         mod_budget,
