@@ -155,6 +155,13 @@ pub enum TableError {
     },
     /// More symbols than the 24-bit `seqs_of_names` encoding can address.
     TooMany,
+    /// `kallsyms_seqs_of_names` is not in the order `scripts/kallsyms`
+    /// writes (name, then address, then position), which the binary search
+    /// of `kallsyms_lookup_names()` relies on.
+    NameOrder {
+        /// Index into name order of the first entry below its predecessor.
+        index: u32,
+    },
 }
 
 impl core::fmt::Display for TableError {
@@ -196,6 +203,10 @@ impl core::fmt::Display for TableError {
                 "kallsyms_names: symbol {pos} has an empty or over-long name"
             ),
             TableError::TooMany => write!(f, "kallsyms_num_syms: more than 2^24 symbols"),
+            TableError::NameOrder { index } => write!(
+                f,
+                "kallsyms_seqs_of_names[{index}]: not sorted by name, address and position"
+            ),
         }
     }
 }
@@ -251,9 +262,17 @@ impl<'a> KallsymsTables<'a> {
     }
 
     /// Checks the whole structure once: lengths, record framing, markers,
-    /// tokens, address order, name lengths and that `seqs_of_names` is a
-    /// permutation. `scratch` must hold at least `num_syms` bits
+    /// tokens, address order, name lengths, that `seqs_of_names` is a
+    /// permutation and that it lists the names in `scripts/kallsyms` order.
+    /// `scratch` must hold at least `num_syms` bits
     /// (`num_syms.div_ceil(64)` words); it is overwritten.
+    ///
+    /// The name order is checked because both name lookups depend on it:
+    /// `kallsyms_lookup_names()` binary-searches `seqs_of_names`, the fast
+    /// name index does not read it, so on a table out of order the two
+    /// would disagree. It costs a walk from the nearest marker per symbol
+    /// (as `get_symbol_offset()` does) and a streaming name comparison, with
+    /// no buffer.
     pub fn validate(&self, scratch: &mut [u64]) -> Result<(), TableError> {
         let n = self.len();
         if n > (1 << 24) {
@@ -322,7 +341,99 @@ impl<'a> KallsymsTables<'a> {
             }
             scratch[seq / 64] |= 1 << (seq % 64);
         }
+        self.check_name_order()
+    }
+
+    /// Byte offset of record `pos` in `kallsyms_names`, walking from its
+    /// marker like `get_symbol_offset()`.
+    fn record_offset(&self, pos: usize) -> Option<usize> {
+        let mut off = *self.markers.get(pos / MARKER_STRIDE)? as usize;
+        for _ in 0..pos % MARKER_STRIDE {
+            let (data, len) = self.record_at(off)?;
+            off = data.checked_add(len)?;
+        }
+        Some(off)
+    }
+
+    /// `compare_names()` of `scripts/kallsyms.c` over `seqs_of_names`:
+    /// names ascending by `strcmp()`, equal names by address, then
+    /// position. Addresses ascend with position in a table whose offsets
+    /// are sorted, so equal names must come in ascending position.
+    /// Expects records, markers and the permutation already checked.
+    fn check_name_order(&self) -> Result<(), TableError> {
+        let mut prev: Option<(usize, usize)> = None;
+        for i in 0..self.len() {
+            let bad = TableError::NameOrder { index: i as u32 };
+            let seq = self.symbol_seq(i).ok_or(bad)?;
+            let off = self.record_offset(seq).ok_or(bad)?;
+            if let Some((prev_seq, prev_off)) = prev {
+                let order = self.compare_names(prev_off, off).ok_or(bad)?;
+                if order.then(prev_seq.cmp(&seq)) != core::cmp::Ordering::Less {
+                    return Err(bad);
+                }
+            }
+            prev = Some((seq, off));
+        }
         Ok(())
+    }
+
+    /// `strcmp()` of the expanded names (type character dropped) of the
+    /// records at `a` and `b`, one byte at a time.
+    fn compare_names(&self, a: usize, b: usize) -> Option<core::cmp::Ordering> {
+        let mut a = NameBytes::new(self, a)?;
+        let mut b = NameBytes::new(self, b)?;
+        // Each name expands to at most KSYM_NAME_LEN bytes (validated).
+        for _ in 0..=KSYM_NAME_LEN {
+            match (a.next_byte()?, b.next_byte()?) {
+                (None, None) => return Some(core::cmp::Ordering::Equal),
+                (x, y) if x != y => return Some(x.cmp(&y)),
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+/// The expanded name of one record, one byte at a time, without the type
+/// character (what `kallsyms_expand_symbol()` writes, minus the buffer).
+struct NameBytes<'t, 'a> {
+    tables: &'t KallsymsTables<'a>,
+    /// Token bytes of the record not yet expanded.
+    record: &'a [u8],
+    /// Rest of the current token.
+    token: &'a [u8],
+    skipped_first: bool,
+}
+
+impl<'t, 'a> NameBytes<'t, 'a> {
+    fn new(tables: &'t KallsymsTables<'a>, off: usize) -> Option<Self> {
+        let (data, len) = tables.record_at(off)?;
+        Some(Self {
+            tables,
+            record: tables.names.get(data..data.checked_add(len)?)?,
+            token: &[],
+            skipped_first: false,
+        })
+    }
+
+    /// `Some(None)` at the end of the name, `None` for a token out of
+    /// bounds.
+    fn next_byte(&mut self) -> Option<Option<u8>> {
+        loop {
+            if let Some((&c, rest)) = self.token.split_first() {
+                self.token = rest;
+                if self.skipped_first {
+                    return Some(Some(c));
+                }
+                self.skipped_first = true;
+                continue;
+            }
+            let Some((&t, rest)) = self.record.split_first() else {
+                return Some(None);
+            };
+            self.record = rest;
+            self.token = self.tables.token(t)?;
+        }
     }
 }
 
