@@ -207,6 +207,10 @@ pub struct Mirror {
     modules: Vec<MirrorModule>,
     /// `(start, end, module, region type)` sorted by start.
     regions: Vec<(u64, u64, u32)>,
+    /// Whether two regions overlap or one wraps past the top of the
+    /// address space; the sorted search then cannot tell which module the
+    /// kernel's scan finds first, so [`Mirror::module_search`] scans too.
+    regions_ambiguous: bool,
     cache: Box<DefaultWchanCache>,
 }
 
@@ -242,6 +246,14 @@ impl Mirror {
             }
         }
         regions.sort_unstable();
+        // A kernel never maps two modules' memory over each other, but a
+        // hostile or corrupt capture can describe it.
+        let mut reach = 0u64;
+        let mut regions_ambiguous = false;
+        for &(start, end, _) in &regions {
+            regions_ambiguous |= end < start || start < reach;
+            reach = reach.max(end);
+        }
         Ok(Self {
             tables,
             addr_layout,
@@ -253,6 +265,7 @@ impl Mirror {
             tokens,
             modules,
             regions,
+            regions_ambiguous,
             cache: Box::default(),
         })
     }
@@ -304,6 +317,9 @@ impl Mirror {
 
     /// The same through the sorted region table.
     fn module_search(&self, addr: u64) -> Option<usize> {
+        if self.regions_ambiguous {
+            return self.module_scan(addr);
+        }
         let i = self
             .regions
             .partition_point(|r| r.0 <= addr)
