@@ -215,7 +215,11 @@ pub struct Mirror {
 }
 
 impl Mirror {
-    /// Validates `tables` and builds every index. `modules` are in the
+    /// Validates `tables` and builds every index. Name lookups also need
+    /// `seqs_of_names` in the kernel's name order, which the project's
+    /// encoders produce and `KallsymsTables::check_name_order` verifies; it
+    /// is not re-checked here, as the kernel does not re-check its own
+    /// build-time tables (the check costs tens of ms on 100k symbols). `modules` are in the
     /// kernel's module-list order (newest first, as `/proc/kallsyms` lists
     /// them).
     pub fn new(tables: OwnedTables, modules: Vec<MirrorModule>) -> Result<Self, TableError> {

@@ -262,17 +262,17 @@ impl<'a> KallsymsTables<'a> {
     }
 
     /// Checks the whole structure once: lengths, record framing, markers,
-    /// tokens, address order, name lengths, that `seqs_of_names` is a
-    /// permutation and that it lists the names in `scripts/kallsyms` order.
-    /// `scratch` must hold at least `num_syms` bits
+    /// tokens, address order, name lengths and that `seqs_of_names` is a
+    /// permutation. `scratch` must hold at least `num_syms` bits
     /// (`num_syms.div_ceil(64)` words); it is overwritten.
     ///
-    /// The name order is checked because both name lookups depend on it:
-    /// `kallsyms_lookup_names()` binary-searches `seqs_of_names`, the fast
-    /// name index does not read it, so on a table out of order the two
-    /// would disagree. It costs a walk from the nearest marker per symbol
-    /// (as `get_symbol_offset()` does) and a streaming name comparison, with
-    /// no buffer.
+    /// Whether `seqs_of_names` is in name order is checked separately, by
+    /// [`check_name_order`](Self::check_name_order): it needs every
+    /// record's offset in name order, which costs a walk of up to 255
+    /// records per symbol here (half a second on a 122k-symbol table) but
+    /// little once the address index exists (tens of ms, random access).
+    /// Address lookups do not depend on it; a caller that serves name
+    /// lookups over tables it did not build itself should call it.
     pub fn validate(&self, scratch: &mut [u64]) -> Result<(), TableError> {
         let n = self.len();
         if n > (1 << 24) {
@@ -341,12 +341,14 @@ impl<'a> KallsymsTables<'a> {
             }
             scratch[seq / 64] |= 1 << (seq % 64);
         }
-        self.check_name_order()
+        Ok(())
     }
 
     /// Byte offset of record `pos` in `kallsyms_names`, walking from its
-    /// marker like `get_symbol_offset()`.
-    fn record_offset(&self, pos: usize) -> Option<usize> {
+    /// marker like `get_symbol_offset()`: the slow argument for
+    /// [`check_name_order`](Self::check_name_order) when no address index
+    /// is at hand.
+    pub fn record_offset(&self, pos: usize) -> Option<usize> {
         let mut off = *self.markers.get(pos / MARKER_STRIDE)? as usize;
         for _ in 0..pos % MARKER_STRIDE {
             let (data, len) = self.record_at(off)?;
@@ -355,17 +357,28 @@ impl<'a> KallsymsTables<'a> {
         Some(off)
     }
 
-    /// `compare_names()` of `scripts/kallsyms.c` over `seqs_of_names`:
-    /// names ascending by `strcmp()`, equal names by address, then
-    /// position. Addresses ascend with position in a table whose offsets
-    /// are sorted, so equal names must come in ascending position.
-    /// Expects records, markers and the permutation already checked.
-    fn check_name_order(&self) -> Result<(), TableError> {
+    /// Checks that `seqs_of_names` is in the order `compare_names()` of
+    /// `scripts/kallsyms.c` gives: names ascending by `strcmp()`, equal
+    /// names by address, then position. Addresses ascend with position in
+    /// a table whose offsets are sorted, so equal names must come in
+    /// ascending position. Call it on a table that passed
+    /// [`validate`](Self::validate); `offset_of(pos)` is the byte offset
+    /// of record `pos` (`AddrIndex::name_offset`, or
+    /// [`record_offset`](Self::record_offset)).
+    ///
+    /// Both name lookups need this order: `kallsyms_lookup_names()`
+    /// binary-searches `seqs_of_names`, the fast name index does not read
+    /// it, so on a table out of order the two disagree. The comparison
+    /// streams the expanded names, with no buffer.
+    pub fn check_name_order(
+        &self,
+        offset_of: impl Fn(usize) -> Option<usize>,
+    ) -> Result<(), TableError> {
         let mut prev: Option<(usize, usize)> = None;
         for i in 0..self.len() {
             let bad = TableError::NameOrder { index: i as u32 };
             let seq = self.symbol_seq(i).ok_or(bad)?;
-            let off = self.record_offset(seq).ok_or(bad)?;
+            let off = offset_of(seq).ok_or(bad)?;
             if let Some((prev_seq, prev_off)) = prev {
                 let order = self.compare_names(prev_off, off).ok_or(bad)?;
                 if order.then(prev_seq.cmp(&seq)) != core::cmp::Ordering::Less {
@@ -382,6 +395,21 @@ impl<'a> KallsymsTables<'a> {
     fn compare_names(&self, a: usize, b: usize) -> Option<core::cmp::Ordering> {
         let mut a = NameBytes::new(self, a)?;
         let mut b = NameBytes::new(self, b)?;
+        // Equal leading token bytes expand to equal bytes: skip them (names
+        // next to each other in name order share long prefixes, usually
+        // compressed alike), once they include a non-empty first token,
+        // which carries the type character.
+        let same = a
+            .record
+            .iter()
+            .zip(b.record)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let first = *a.record.first()?;
+        if same > 0 && !self.token(first)?.is_empty() {
+            a.skip_tokens(same)?;
+            b.skip_tokens(same)?;
+        }
         // Each name expands to at most KSYM_NAME_LEN bytes (validated).
         for _ in 0..=KSYM_NAME_LEN {
             match (a.next_byte()?, b.next_byte()?) {
@@ -414,6 +442,14 @@ impl<'t, 'a> NameBytes<'t, 'a> {
             token: &[],
             skipped_first: false,
         })
+    }
+
+    /// Skips the first `n` tokens of the record, type character included
+    /// (the first token must not be empty).
+    fn skip_tokens(&mut self, n: usize) -> Option<()> {
+        self.record = self.record.get(n..)?;
+        self.skipped_first = true;
+        Some(())
     }
 
     /// `Some(None)` at the end of the name, `None` for a token out of

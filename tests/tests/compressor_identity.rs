@@ -578,6 +578,8 @@ fn check_round_trip(input: &[u8], all: bool, pcpu: bool, what: &str) {
     if !syms.iter().any(|s| s.name.is_empty()) {
         view.validate(&mut scratch)
             .unwrap_or_else(|e| panic!("{what}: invalid tables: {e}"));
+        view.check_name_order(|pos| view.record_offset(pos))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
     }
 
     // Address order, from the tables.

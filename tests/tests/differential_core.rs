@@ -126,6 +126,8 @@ fn build(k: &Kernel) -> Built {
     let mut scratch = vec![0u64; view.len().div_ceil(64)];
     view.validate(&mut scratch)
         .expect("generated table validates");
+    view.check_name_order(|pos| view.record_offset(pos))
+        .expect("generated table is in name order");
     let al = AddrIndexLayout::for_table(&view, &k.sections);
     let mut buckets = vec![0; al.bucket_words];
     let mut deltas = vec![0; al.delta_words];
@@ -279,6 +281,8 @@ fn token_tables_round_trip_and_use_long_tokens() {
         let view = t.view();
         let mut scratch = vec![0u64; view.len().div_ceil(64)];
         view.validate(&mut scratch).expect("token table validates");
+        view.check_name_order(|pos| view.record_offset(pos))
+            .expect("token table is in name order");
         let main = Mainline::new(view, sections);
         let mut n = NameBuf::new();
         for (i, s) in symbols.iter().enumerate() {

@@ -44,6 +44,9 @@ fn fast_equals_mainline_on_the_real_table() {
         .iter()
         .any(|s| s.name == b"__per_cpu_start" && s.addr < sections.stext);
     let tables = encode_kernel_order(&core, abs, sections).expect("encodes");
+    let view = tables.view();
+    view.check_name_order(|pos| view.record_offset(pos))
+        .expect("the kernel-order encoder writes seqs_of_names in name order");
     let m = Mirror::new(tables, Vec::new()).expect("validates");
     let (mut n1, mut n2) = (NameBuf::new(), NameBuf::new());
     let (mut a, mut b) = (SymbolBuf::new(), SymbolBuf::new());
