@@ -1,7 +1,9 @@
 //! Raw kallsyms table bytes into `KallsymsTables::validate()`: no input may
 //! panic, a table that validates must build every fast index, and on it
 //! the fast path, the mainline port and the linear scan must agree on every
-//! address lookup and the fast and mainline name lookups on every name.
+//! address lookup; when it is also in name order (`check_name_order()`,
+//! through the index and through the marker walk alike), the fast and
+//! mainline name lookups must agree on every name.
 //!
 //! Input (little endian): a header of flags (`u8`: bit 0
 //! `absolute_percpu`, bit 1 `all_symbols`, bit 7 "build"), `num_syms`
@@ -248,7 +250,16 @@ fn check(raw: &Raw) {
     let al = AddrIndexLayout::for_table(&view, &sections);
     let mut buckets = vec![0; al.bucket_words];
     let mut deltas = vec![0; al.delta_words];
-    build_addr_index(&view, al, &mut buckets, &mut deltas).expect("valid table: address index");
+    let addr =
+        build_addr_index(&view, al, &mut buckets, &mut deltas).expect("valid table: address index");
+    // Name lookups are defined on tables in the kernel's name order only;
+    // the marker walk and the address index must agree on it.
+    let name_order = view.check_name_order(|pos| addr.name_offset(&view, pos));
+    assert_eq!(
+        name_order,
+        view.check_name_order(|pos| view.record_offset(pos)),
+        "name order through the index and the walk"
+    );
     let tokens = TokenSlots::new(&view).expect("valid table: tokens in bounds");
     let nl = NameIndexLayout::for_len(view.len());
     let mut dir = vec![0; nl.directory_words];
@@ -296,6 +307,9 @@ fn check(raw: &Raw) {
             assert_eq!(n1.as_bytes(), n2.as_bytes(), "fast name at {addr:#x}");
             assert_eq!(n1.as_bytes(), n3.as_bytes(), "linear name at {addr:#x}");
         }
+    }
+    if name_order.is_err() {
+        return;
     }
     // Every name in the table, then names that are not in it.
     let mut off = 0usize;
