@@ -214,13 +214,13 @@ fn input(data: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Valid tables through the test suite's encoder: names the kernel could
-/// hold, addresses folded into a 2 GiB text window (so every offset fits
+/// hold, addresses folded into a 1 GiB text window (so every offset fits
 /// the relative encoding), kernel order by address.
 fn quick_tables(mut symbols: Vec<RawSymbol>, all_symbols: bool, seed: &[u8]) -> OwnedTables {
     const TEXT: u64 = 0xffff_ffff_8100_0000;
     symbols.retain(|s| !s.name.is_empty() && s.name.len() < KSYM_NAME_LEN && !s.name.contains(&0));
     for s in &mut symbols {
-        s.addr = TEXT + (s.addr & 0x7fff_ffff);
+        s.addr = TEXT + (s.addr & 0x3fff_ffff);
     }
     symbols.sort_by_key(|s| s.addr);
     let mut sections = sections_from_symbols(&symbols);
