@@ -155,6 +155,9 @@ pub enum TableError {
     },
     /// More symbols than the 24-bit `seqs_of_names` encoding can address.
     TooMany,
+    /// `kallsyms_num_syms` is zero: no kernel has an empty table, and the
+    /// indexes need one symbol to start from.
+    Empty,
     /// `kallsyms_seqs_of_names` is not in the order `scripts/kallsyms`
     /// writes (name, then address, then position), which the binary search
     /// of `kallsyms_lookup_names()` relies on.
@@ -203,6 +206,7 @@ impl core::fmt::Display for TableError {
                 "kallsyms_names: symbol {pos} has an empty or over-long name"
             ),
             TableError::TooMany => write!(f, "kallsyms_num_syms: more than 2^24 symbols"),
+            TableError::Empty => write!(f, "kallsyms_num_syms: no symbols"),
             TableError::NameOrder { index } => write!(
                 f,
                 "kallsyms_seqs_of_names[{index}]: not sorted by name, address and position"
@@ -261,7 +265,8 @@ impl<'a> KallsymsTables<'a> {
         }
     }
 
-    /// Checks the whole structure once: lengths, record framing, markers,
+    /// Checks the whole structure once: at least one symbol, lengths,
+    /// record framing, markers,
     /// tokens, address order, name lengths and that `seqs_of_names` is a
     /// permutation. `scratch` must hold at least `num_syms` bits
     /// (`num_syms.div_ceil(64)` words); it is overwritten.
@@ -277,6 +282,9 @@ impl<'a> KallsymsTables<'a> {
         let n = self.len();
         if n > (1 << 24) {
             return Err(TableError::TooMany);
+        }
+        if n == 0 {
+            return Err(TableError::Empty);
         }
         if self.offsets.len() < n {
             return Err(TableError::TooShort("kallsyms_offsets"));

@@ -185,6 +185,18 @@ fn more_symbols_than_seqs_of_names_can_number() {
     assert_eq!(check(&view), Err(TableError::TooMany));
 }
 
+/// An empty table validated once, and then the address index refused
+/// to build over it (found by the `validate_tables` fuzz target).
+#[test]
+fn no_symbols() {
+    let t = good();
+    let view = KallsymsTables {
+        num_syms: 0,
+        ..t.view()
+    };
+    assert_eq!(check(&view), Err(TableError::Empty));
+}
+
 #[test]
 fn truncated_tables() {
     let t = good();
@@ -447,6 +459,7 @@ fn errors_name_the_field() {
         ),
         (TableError::BadName { pos: 5 }, "kallsyms_names"),
         (TableError::TooMany, "kallsyms_num_syms"),
+        (TableError::Empty, "kallsyms_num_syms"),
     ];
     for (e, field) in cases {
         assert!(e.to_string().contains(field), "{e}");
