@@ -218,7 +218,12 @@ impl<'a> AddrIndex<'a> {
             (0, l.first, None)
         } else {
             let b = ((addr - l.lo) >> l.shift) as usize;
-            match (self.buckets.get(2 * b..2 * b + 3), self.buckets.len()) {
+            // Far above the index (only with hostile bounds) 2 * b wraps:
+            // that is past the last bucket too, never another bucket.
+            let pair = b
+                .checked_mul(2)
+                .and_then(|i| self.buckets.get(i..i.checked_add(3)?));
+            match (pair, self.buckets.len()) {
                 (Some(&[x, off, y]), _) => (x as usize, y as usize, Some(off as usize)),
                 // Past the last bucket: from the last pair to the end.
                 (_, len) if len >= 2 => match self.buckets.get(len - 2..len) {
