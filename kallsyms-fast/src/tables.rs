@@ -155,6 +155,16 @@ pub enum TableError {
     },
     /// More symbols than the 24-bit `seqs_of_names` encoding can address.
     TooMany,
+    /// `kallsyms_num_syms` is zero: no kernel has an empty table, and the
+    /// indexes need one symbol to start from.
+    Empty,
+    /// `kallsyms_seqs_of_names` is not in the order `scripts/kallsyms`
+    /// writes (name, then address, then position), which the binary search
+    /// of `kallsyms_lookup_names()` relies on.
+    NameOrder {
+        /// Index into name order of the first entry below its predecessor.
+        index: u32,
+    },
 }
 
 impl core::fmt::Display for TableError {
@@ -196,6 +206,11 @@ impl core::fmt::Display for TableError {
                 "kallsyms_names: symbol {pos} has an empty or over-long name"
             ),
             TableError::TooMany => write!(f, "kallsyms_num_syms: more than 2^24 symbols"),
+            TableError::Empty => write!(f, "kallsyms_num_syms: no symbols"),
+            TableError::NameOrder { index } => write!(
+                f,
+                "kallsyms_seqs_of_names[{index}]: not sorted by name, address and position"
+            ),
         }
     }
 }
@@ -278,14 +293,26 @@ impl<'a> KallsymsTables<'a> {
         Some((self.names.get(data..end)?, end))
     }
 
-    /// Checks the whole structure once: lengths, record framing, markers,
+    /// Checks the whole structure once: at least one symbol, lengths,
+    /// record framing, markers,
     /// tokens, address order, name lengths and that `seqs_of_names` is a
     /// permutation. `scratch` must hold at least `num_syms` bits
     /// (`num_syms.div_ceil(64)` words); it is overwritten.
+    ///
+    /// Whether `seqs_of_names` is in name order is checked separately, by
+    /// [`check_name_order`](Self::check_name_order): it needs every
+    /// record's offset in name order, which costs a walk of up to 255
+    /// records per symbol here (half a second on a 122k-symbol table) but
+    /// little once the address index exists (tens of ms, random access).
+    /// Address lookups do not depend on it; a caller that serves name
+    /// lookups over tables it did not build itself should call it.
     pub fn validate(&self, scratch: &mut [u64]) -> Result<(), TableError> {
         let n = self.len();
         if n > (1 << 24) {
             return Err(TableError::TooMany);
+        }
+        if n == 0 {
+            return Err(TableError::Empty);
         }
         if self.offsets.len() < n {
             return Err(TableError::TooShort("kallsyms_offsets"));
@@ -361,6 +388,121 @@ impl<'a> KallsymsTables<'a> {
             *word |= bit;
         }
         Ok(())
+    }
+
+    /// Checks that `seqs_of_names` is in the order `compare_names()` of
+    /// `scripts/kallsyms.c` gives: names ascending by `strcmp()`, equal
+    /// names by address, then position. Addresses ascend with position in
+    /// a table whose offsets are sorted, so equal names must come in
+    /// ascending position. Call it on a table that passed
+    /// [`validate`](Self::validate); `offset_of(pos)` is the byte offset
+    /// of record `pos` (`AddrIndex::name_offset`, or
+    /// [`crate::name::record_offset`]).
+    ///
+    /// Both name lookups need this order: `kallsyms_lookup_names()`
+    /// binary-searches `seqs_of_names`, the fast name index does not read
+    /// it, so on a table out of order the two disagree. The comparison
+    /// streams the expanded names, with no buffer.
+    pub fn check_name_order(
+        &self,
+        offset_of: impl Fn(usize) -> Option<usize>,
+    ) -> Result<(), TableError> {
+        let mut prev: Option<(usize, usize)> = None;
+        for i in 0..self.len() {
+            let bad = TableError::NameOrder { index: pos32(i) };
+            let seq = self.symbol_seq(i).ok_or(bad)?;
+            let off = offset_of(seq).ok_or(bad)?;
+            if let Some((prev_seq, prev_off)) = prev {
+                let order = self.compare_names(prev_off, off).ok_or(bad)?;
+                if order.then(prev_seq.cmp(&seq)) != core::cmp::Ordering::Less {
+                    return Err(bad);
+                }
+            }
+            prev = Some((seq, off));
+        }
+        Ok(())
+    }
+
+    /// `strcmp()` of the expanded names (type character dropped) of the
+    /// records at `a` and `b`, one byte at a time.
+    fn compare_names(&self, a: usize, b: usize) -> Option<core::cmp::Ordering> {
+        let mut a = NameBytes::new(self, a)?;
+        let mut b = NameBytes::new(self, b)?;
+        // Equal leading token bytes expand to equal bytes: skip them (names
+        // next to each other in name order share long prefixes, usually
+        // compressed alike), once they include a non-empty first token,
+        // which carries the type character.
+        let same = a
+            .record
+            .iter()
+            .zip(b.record)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let first = *a.record.first()?;
+        if same > 0 && !self.token(first)?.is_empty() {
+            a.skip_tokens(same)?;
+            b.skip_tokens(same)?;
+        }
+        // Each name expands to at most KSYM_NAME_LEN bytes (validated).
+        for _ in 0..=KSYM_NAME_LEN {
+            match (a.next_byte()?, b.next_byte()?) {
+                (None, None) => return Some(core::cmp::Ordering::Equal),
+                (x, y) if x != y => return Some(x.cmp(&y)),
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+/// The expanded name of one record, one byte at a time, without the type
+/// character (what `kallsyms_expand_symbol()` writes, minus the buffer).
+struct NameBytes<'t, 'a> {
+    tables: &'t KallsymsTables<'a>,
+    /// Token bytes of the record not yet expanded.
+    record: &'a [u8],
+    /// Rest of the current token.
+    token: &'a [u8],
+    skipped_first: bool,
+}
+
+impl<'t, 'a> NameBytes<'t, 'a> {
+    fn new(tables: &'t KallsymsTables<'a>, off: usize) -> Option<Self> {
+        let (data, len) = tables.record_at(off)?;
+        Some(Self {
+            tables,
+            record: tables.names.get(data..data.checked_add(len)?)?,
+            token: &[],
+            skipped_first: false,
+        })
+    }
+
+    /// Skips the first `n` tokens of the record, type character included
+    /// (the first token must not be empty).
+    fn skip_tokens(&mut self, n: usize) -> Option<()> {
+        self.record = self.record.get(n..)?;
+        self.skipped_first = true;
+        Some(())
+    }
+
+    /// `Some(None)` at the end of the name, `None` for a token out of
+    /// bounds.
+    fn next_byte(&mut self) -> Option<Option<u8>> {
+        loop {
+            if let Some((&c, rest)) = self.token.split_first() {
+                self.token = rest;
+                if self.skipped_first {
+                    return Some(Some(c));
+                }
+                self.skipped_first = true;
+                continue;
+            }
+            let Some((&t, rest)) = self.record.split_first() else {
+                return Some(None);
+            };
+            self.record = rest;
+            self.token = self.tables.token(t)?;
+        }
     }
 }
 

@@ -3,13 +3,18 @@
 //! - Always: the checked-in golden inputs under `tests/golden/` must give
 //!   the SHA-256 (and spot-checked lines) of the real tool's output recorded
 //!   there, and the produced tables must round-trip to the sorted symbols.
-//! - When a 6.12 kernel tree (`$KFAST_KERNEL_SRC`, else
-//!   `/work/cache/ref/linux-source-6.12`) and `gcc` are available: the real
-//!   `scripts/kallsyms` is built in a temporary directory and run on the
-//!   golden inputs, on `/proc/kallsyms` (when its addresses are visible) and
-//!   on generated inputs, with every flag combination; the output of
-//!   [`emit_asm`] must be byte-identical, and where the tool fails, ours
-//!   must fail too.
+//! - Against the real tool (`#[ignore]`d: they need the 6.12 kernel tree
+//!   and `gcc`, which `cargo xtask setup` provides; `cargo xtask test` runs
+//!   them after the kernel build with `cargo test -p kallsyms-fast-tests
+//!   --test compressor_identity -- --ignored identical_to_real_tool`): the
+//!   real `scripts/kallsyms` is built in a temporary directory from the tree
+//!   the harness uses (`$KFAST_KERNEL_SRC`, else
+//!   `$KFAST_CACHE/src/linux-source-6.12`, `KFAST_CACHE` defaulting to
+//!   `/var/cache/kallsyms-fast`) and run on the golden inputs, on
+//!   `/proc/kallsyms` (when its addresses are visible) and on generated
+//!   inputs, with every flag combination; the output of [`emit_asm`] must be
+//!   byte-identical, and where the tool fails, ours must fail too. Without
+//!   the tree or gcc they fail, naming what is missing.
 //!
 //! `KFAST_REGEN_GOLDEN=1 cargo test -p kallsyms-fast-tests --test
 //! compressor_identity regen_golden -- --ignored` rewrites the generated
@@ -346,25 +351,40 @@ fn fuzz_input(seed: u64) -> Vec<u8> {
 // ---------------------------------------------------------------------------
 // The real tool.
 
-/// Builds `scripts/kallsyms` once; `None` when no kernel tree or gcc.
-fn real_tool() -> Option<&'static Path> {
-    static TOOL: OnceLock<Option<PathBuf>> = OnceLock::new();
-    TOOL.get_or_init(|| {
-        let src = std::env::var_os("KFAST_KERNEL_SRC")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/work/cache/ref/linux-source-6.12"));
+/// The 6.12 kernel tree, found as the xtask harness finds it
+/// (`xtask/src/env.rs`), or `$KFAST_KERNEL_SRC` when set.
+fn kernel_src() -> PathBuf {
+    if let Some(src) = std::env::var_os("KFAST_KERNEL_SRC") {
+        return PathBuf::from(src);
+    }
+    std::env::var_os("KFAST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/kallsyms-fast"))
+        .join("src/linux-source-6.12")
+}
+
+/// Where the real tool and the generated inputs live for this run.
+fn scratch() -> &'static tempfile::TempDir {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
+}
+
+/// Builds `scripts/kallsyms` once; panics, naming what is missing, when the
+/// kernel tree or gcc is not there.
+fn real_tool() -> &'static Path {
+    static TOOL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let tool = TOOL.get_or_init(|| {
+        let src = kernel_src();
         let c = src.join("scripts/kallsyms.c");
         let inc = src.join("scripts/include");
         if !c.is_file() || !inc.join("xalloc.h").is_file() {
-            eprintln!(
-                "real scripts/kallsyms unavailable: no {} (set KFAST_KERNEL_SRC)",
+            return Err(format!(
+                "no 6.12 kernel tree: {} missing (run `cargo xtask setup`, or set \
+                 KFAST_CACHE or KFAST_KERNEL_SRC)",
                 c.display()
-            );
-            return None;
+            ));
         }
-        let dir = std::env::temp_dir().join(format!("kfast-kallsyms-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok()?;
-        let bin = dir.join("kallsyms");
+        let bin = scratch().path().join("kallsyms");
         let st = Command::new("gcc")
             .arg("-O2")
             .arg("-I")
@@ -374,14 +394,15 @@ fn real_tool() -> Option<&'static Path> {
             .arg(&c)
             .status();
         match st {
-            Ok(s) if s.success() => Some(bin),
-            _ => {
-                eprintln!("real scripts/kallsyms unavailable: gcc failed or missing");
-                None
-            }
+            Ok(s) if s.success() => Ok(bin),
+            Ok(s) => Err(format!("gcc failed to build {}: {s}", c.display())),
+            Err(e) => Err(format!("cannot run gcc: {e}")),
         }
-    })
-    .as_deref()
+    });
+    match tool {
+        Ok(p) => p,
+        Err(e) => panic!("real scripts/kallsyms unavailable: {e}"),
+    }
 }
 
 /// Runs the real tool: `Some(stdout)` on success, `None` when it exits with
@@ -450,9 +471,7 @@ fn compare_with_real(tool: &Path, path: &Path, what: &str) -> usize {
 }
 
 fn scratch_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kfast-identity-{}", std::process::id()));
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    scratch().path().to_path_buf()
 }
 
 // ---------------------------------------------------------------------------
@@ -559,6 +578,8 @@ fn check_round_trip(input: &[u8], all: bool, pcpu: bool, what: &str) {
     if !syms.iter().any(|s| s.name.is_empty()) {
         view.validate(&mut scratch)
             .unwrap_or_else(|e| panic!("{what}: invalid tables: {e}"));
+        view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
     }
 
     // Address order, from the tables.
@@ -733,8 +754,9 @@ fn errors_name_the_culprit() {
 // Against the real tool.
 
 #[test]
+#[ignore = "needs the 6.12 kernel tree and gcc; `cargo xtask test` runs it"]
 fn identical_to_real_tool_on_golden_and_proc() {
-    let Some(tool) = real_tool() else { return };
+    let tool = real_tool();
     let mut n = 0;
     let mut failing = 0;
     for file in GOLDEN_INPUTS {
@@ -762,8 +784,9 @@ fn identical_to_real_tool_on_golden_and_proc() {
 }
 
 #[test]
+#[ignore = "needs the 6.12 kernel tree and gcc; `cargo xtask test` runs it"]
 fn identical_to_real_tool_on_generated() {
-    let Some(tool) = real_tool() else { return };
+    let tool = real_tool();
     let dir = scratch_dir();
     let mut cases = 0;
     let mut failing = 0;
@@ -809,12 +832,13 @@ fn identical_to_real_tool_on_generated() {
 /// Rewrites the generated golden inputs, `expected.sha256` and
 /// `spot-checks.txt` from the real tool. Run explicitly (see the README).
 #[test]
-#[ignore]
+#[ignore = "a tool, not a test: rewrites tests/golden when KFAST_REGEN_GOLDEN=1"]
 fn regen_golden() {
-    if std::env::var_os("KFAST_REGEN_GOLDEN").is_none() {
-        return;
-    }
-    let tool = real_tool().expect("the real scripts/kallsyms is needed to regenerate golden data");
+    assert!(
+        std::env::var_os("KFAST_REGEN_GOLDEN").is_some(),
+        "regen_golden rewrites tests/golden: set KFAST_REGEN_GOLDEN=1 to run it"
+    );
+    let tool = real_tool();
     let dir = golden_dir();
     std::fs::write(
         dir.join("synthetic-mixed.nm"),

@@ -1,6 +1,9 @@
 //! Differential suite: the fast path and the 2.6.9 linear scan against the
-//! faithful mainline port, on random tables with aliases, big names, gaps,
-//! section ends and per-CPU symbols, for every kind of address.
+//! faithful mainline port, on random tables with aliases, big names (up to
+//! the kernel's 511 bytes), gaps, section ends and per-CPU symbols, for
+//! every kind of address. Most tables use a random multi-byte token table
+//! (long tokens, merged tokens, records of one token), the rest the
+//! one-byte-per-token table.
 
 use kallsyms_fast::fast::{
     build_addr_index, build_name_index, AddrIndexLayout, FastCore, NameIndexLayout,
@@ -10,7 +13,7 @@ use kallsyms_fast::mainline::Mainline;
 use kallsyms_fast::name::NameBuf;
 use kallsyms_fast::owned::{OwnedTables, RawSymbol};
 use kallsyms_fast::Sections;
-use kallsyms_fast_tests::plain_tables;
+use kallsyms_fast_tests::{plain_tables, token_tables};
 use proptest::prelude::*;
 
 const TEXT: u64 = 0xffff_ffff_8100_0000;
@@ -21,6 +24,8 @@ struct Kernel {
     symbols: Vec<RawSymbol>,
     absolute_percpu: bool,
     sections: Sections,
+    /// Seed of the random token table; `None` for one token per byte.
+    token_seed: Option<u64>,
 }
 
 fn name_strategy() -> impl Strategy<Value = Vec<u8>> {
@@ -29,6 +34,8 @@ fn name_strategy() -> impl Strategy<Value = Vec<u8>> {
         8 => proptest::collection::vec(prop::sample::select(b"abcde_".to_vec()), 1..6),
         // Long names, over the 127-byte single-length-byte limit.
         1 => proptest::collection::vec(prop::sample::select(b"xyz_0123".to_vec()), 120..300),
+        // Up to KSYM_NAME_LEN - 1, the longest name scripts/kallsyms accepts.
+        1 => proptest::collection::vec(prop::sample::select(b"xyz_0123".to_vec()), 300..=511),
     ]
 }
 
@@ -47,53 +54,57 @@ fn kernel_strategy() -> impl Strategy<Value = Kernel> {
             900,
         ),
         0u64..40,
+        prop_oneof![1 => Just(None), 3 => any::<u64>().prop_map(Some)],
     )
-        .prop_map(|(n, absolute_percpu, all_symbols, raw, percpu_count)| {
-            let mut symbols = Vec::new();
-            let mut addr = TEXT;
-            if absolute_percpu {
-                let mut pa = 0u64;
-                for (_, gap, name, _) in raw.iter().take(percpu_count as usize) {
-                    symbols.push(RawSymbol {
-                        addr: pa,
-                        kind: b'D',
-                        name: name.clone(),
-                    });
-                    pa += gap;
+        .prop_map(
+            |(n, absolute_percpu, all_symbols, raw, percpu_count, token_seed)| {
+                let mut symbols = Vec::new();
+                let mut addr = TEXT;
+                if absolute_percpu {
+                    let mut pa = 0u64;
+                    for (_, gap, name, _) in raw.iter().take(percpu_count as usize) {
+                        symbols.push(RawSymbol {
+                            addr: pa,
+                            kind: b'D',
+                            name: name.clone(),
+                        });
+                        pa += gap;
+                    }
                 }
-            }
-            for (i, (alias, gap, name, kind)) in raw.into_iter().take(n).enumerate() {
-                // alias == 0: same address as the previous symbol.
-                if i > 0 && alias != 0 {
-                    addr += 1 + gap * if alias == 4 { 97 } else { 1 };
+                for (i, (alias, gap, name, kind)) in raw.into_iter().take(n).enumerate() {
+                    // alias == 0: same address as the previous symbol.
+                    if i > 0 && alias != 0 {
+                        addr += 1 + gap * if alias == 4 { 97 } else { 1 };
+                    }
+                    symbols.push(RawSymbol { addr, kind, name });
                 }
-                symbols.push(RawSymbol { addr, kind, name });
-            }
-            let last = symbols.last().map(|s| s.addr).unwrap_or(TEXT);
-            let span = last - TEXT;
-            // _etext somewhere in the upper half, inittext after it, _end last.
-            let etext = TEXT + span / 2 + 1;
-            let sections = Sections {
-                stext: TEXT,
-                etext,
-                sinittext: etext + (span / 4),
-                einittext: etext + (span / 4) * 2 + 1,
-                end: last + 64,
-                init_begin: etext + (span / 4),
-                init_end: etext + (span / 4) * 2 + 16,
-                gate: if span.is_multiple_of(3) {
-                    Some((last + 0x1000, last + 0x2000))
-                } else {
-                    None
-                },
-                all_symbols,
-            };
-            Kernel {
-                symbols,
-                absolute_percpu,
-                sections,
-            }
-        })
+                let last = symbols.last().map(|s| s.addr).unwrap_or(TEXT);
+                let span = last - TEXT;
+                // _etext somewhere in the upper half, inittext after it, _end last.
+                let etext = TEXT + span / 2 + 1;
+                let sections = Sections {
+                    stext: TEXT,
+                    etext,
+                    sinittext: etext + (span / 4),
+                    einittext: etext + (span / 4) * 2 + 1,
+                    end: last + 64,
+                    init_begin: etext + (span / 4),
+                    init_end: etext + (span / 4) * 2 + 16,
+                    gate: if span.is_multiple_of(3) {
+                        Some((last + 0x1000, last + 0x2000))
+                    } else {
+                        None
+                    },
+                    all_symbols,
+                };
+                Kernel {
+                    symbols,
+                    absolute_percpu,
+                    sections,
+                    token_seed,
+                }
+            },
+        )
 }
 
 struct Built {
@@ -107,11 +118,16 @@ struct Built {
 }
 
 fn build(k: &Kernel) -> Built {
-    let tables = plain_tables(&k.symbols, k.absolute_percpu, k.sections);
+    let tables = match k.token_seed {
+        Some(seed) => token_tables(&k.symbols, k.absolute_percpu, k.sections, seed),
+        None => plain_tables(&k.symbols, k.absolute_percpu, k.sections),
+    };
     let view = tables.view();
     let mut scratch = vec![0u64; view.len().div_ceil(64)];
     view.validate(&mut scratch)
         .expect("generated table validates");
+    view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos))
+        .expect("generated table is in name order");
     let al = AddrIndexLayout::for_table(&view, &k.sections);
     let mut buckets = vec![0; al.bucket_words];
     let mut deltas = vec![0; al.delta_words];
@@ -230,4 +246,62 @@ fn plain_tables_round_trip() {
         assert_eq!(n.as_bytes(), s.name.as_slice());
     }
     assert_eq!(main.lookup(TEXT - 1, &mut n), None);
+}
+
+/// The random token tables decode back to the symbols, and really use
+/// multi-byte tokens, tokens longer than a 16-byte slot and whole-symbol
+/// tokens, so the suite above reaches those paths.
+#[test]
+fn token_tables_round_trip_and_use_long_tokens() {
+    let symbols: Vec<RawSymbol> = (0..700u64)
+        .map(|i| {
+            let name = match i % 7 {
+                0 => format!(
+                    "{}_{i}",
+                    "do_something_rather_long".repeat(1 + (i as usize % 19))
+                ),
+                _ => format!("f{}", i % 50),
+            };
+            RawSymbol {
+                addr: TEXT + i * 16,
+                kind: if i % 2 == 0 { b't' } else { b'T' },
+                name: name.into_bytes()[..].iter().take(511).copied().collect(),
+            }
+        })
+        .collect();
+    let sections = Sections {
+        stext: TEXT,
+        etext: TEXT + 700 * 16,
+        end: TEXT + 700 * 16,
+        ..Default::default()
+    };
+    let (mut multi, mut long, mut single_token) = (0, 0, 0);
+    for seed in 0..8 {
+        let t = token_tables(&symbols, false, sections, seed);
+        let view = t.view();
+        let mut scratch = vec![0u64; view.len().div_ceil(64)];
+        view.validate(&mut scratch).expect("token table validates");
+        view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos))
+            .expect("token table is in name order");
+        let main = Mainline::new(view, sections);
+        let mut n = NameBuf::new();
+        for (i, s) in symbols.iter().enumerate() {
+            let p = main.lookup(s.addr + 3, &mut n).expect("in text");
+            assert_eq!((p.pos, p.offset, p.size), (i, 3, 16));
+            assert_eq!(n.as_bytes(), s.name.as_slice(), "seed {seed}");
+            let off = main.get_symbol_offset(i).expect("offset");
+            let (data, len) = view.record_at(off).expect("record");
+            let record = &view.names[data..data + len];
+            multi += usize::from(len < 1 + s.name.len());
+            single_token += usize::from(len == 1);
+            long += record
+                .iter()
+                .filter(|&&b| view.token(b).expect("token").len() > 16)
+                .count();
+        }
+    }
+    assert!(
+        multi > 0 && long > 0 && single_token > 0,
+        "{multi} {long} {single_token}"
+    );
 }

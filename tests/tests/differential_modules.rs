@@ -6,6 +6,7 @@
 use kallsyms_fast::fast::{build_module_index, find_in_index, ModEntry};
 use kallsyms_fast::mirror::OwnedSymtab;
 use kallsyms_fast::module::{find_kallsyms_symbol, MemRegion, ModuleLayout, ModuleSymtab};
+use kallsyms_fast::name::NameBuf;
 use kallsyms_fast::owned::RawSymbol;
 use proptest::prelude::*;
 
@@ -113,4 +114,68 @@ fn lowest_index_wins_and_region_bounds_size() {
         find_in_index(&entries[..n], &layout, BASE + 0x5, false),
         None
     );
+}
+
+/// Module regions that overlap or wrap (a corrupt or hostile capture; the
+/// kernel never maps two modules over each other): the mirror's fast path
+/// must still pick the module the kernel's list scan picks. Found by the
+/// `resolve_machine` fuzz target.
+#[test]
+fn overlapping_module_regions_resolve_like_the_scan() {
+    use kallsyms_fast::format::SymbolBuf;
+    use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule};
+    use kallsyms_fast::Sections;
+
+    let text = 0xffff_ffff_8100_0000u64;
+    let core = [RawSymbol {
+        addr: text,
+        kind: b'T',
+        name: b"_stext".to_vec(),
+    }];
+    let sections = Sections {
+        stext: text,
+        etext: text + 0x100,
+        end: text + 0x100,
+        ..Default::default()
+    };
+    let tables = kallsyms_fast_tests::plain_tables(&core, false, sections);
+    let region = |base: u64, size: u64| {
+        let mut l = ModuleLayout::default();
+        l[0] = MemRegion { base, size };
+        l
+    };
+    let module = |name: &str, sym: u64, layout| {
+        let s = [RawSymbol {
+            addr: sym,
+            kind: b't',
+            name: format!("{name}_fn").into_bytes(),
+        }];
+        MirrorModule::new(name.as_bytes(), &s, layout)
+    };
+    // "older" comes first in list order and its region contains all of
+    // "newer"'s: the scan answers "older" everywhere, a search by region
+    // start would answer "newer" inside it. "wraps" covers the top of the
+    // address space and the bottom.
+    let modules = vec![
+        module("older", BASE, region(BASE, 0x3000)),
+        module("newer", BASE + 0x1000, region(BASE + 0x1000, 0x1000)),
+        module("wraps", u64::MAX - 0xf, region(u64::MAX - 0xf, 0x20)),
+    ];
+    let m = Mirror::new(tables, modules).expect("mirror");
+    let (mut name, mut a, mut b) = (NameBuf::new(), SymbolBuf::new(), SymbolBuf::new());
+    for addr in [
+        BASE,
+        BASE + 0x1000,
+        BASE + 0x1800,
+        BASE + 0x2800,
+        u64::MAX,
+        0,
+        5,
+    ] {
+        m.sprint(Algo::Mainline, addr, true, &mut name, &mut a);
+        m.sprint(Algo::Fast, addr, true, &mut name, &mut b);
+        assert_eq!(a.as_bytes(), b.as_bytes(), "{addr:#x}");
+    }
+    m.sprint(Algo::Fast, BASE + 0x1800, true, &mut name, &mut b);
+    assert_eq!(b.as_bytes(), b"older_fn+0x1800/0x3000 [older]");
 }

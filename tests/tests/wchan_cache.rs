@@ -57,19 +57,28 @@ fn recently_used_entry_survives_eviction() {
 }
 
 /// Four threads read and insert a shifting address set while a fifth bumps
-/// the generation; every hit must be the name inserted for that address
-/// under the current generation — never a torn or stale name.
+/// the generation a fixed number of times; the readers keep going until
+/// the last bump, so every bump races reads and inserts. Every hit must be
+/// the name inserted for that address under the current generation, never
+/// a torn or stale name; afterwards the generation counts every bump, and
+/// one more invalidation empties the cache for every address.
 #[test]
 fn concurrent_readers_never_see_torn_or_stale_names() {
+    const BUMPS: u64 = 500;
     let cache: Arc<WchanCache<16, 4>> = Arc::new(WchanCache::new());
+    let g0 = cache.generation();
     let stop = Arc::new(AtomicBool::new(false));
+    let addr_of = |i: u64, t: u64| 0xffff_ffff_8100_0000 + ((i * 7 + t) % 300) * 16;
     let mut handles = Vec::new();
     for t in 0..4u64 {
         let cache = Arc::clone(&cache);
+        let stop = Arc::clone(&stop);
         handles.push(std::thread::spawn(move || {
             let mut checked = 0u64;
-            for i in 0..200_000u64 {
-                let addr = 0xffff_ffff_8100_0000 + ((i * 7 + t) % 300) * 16;
+            let mut i = 0u64;
+            while !stop.load(Ordering::Acquire) || i < 20_000 {
+                let addr = addr_of(i, t);
+                i += 1;
                 let g = cache.generation();
                 match cache.get(addr) {
                     Some(name) => {
@@ -90,22 +99,17 @@ fn concurrent_readers_never_see_torn_or_stale_names() {
             checked
         }));
     }
-    let bumper = {
-        let cache = Arc::clone(&cache);
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || {
-            let mut bumps = 0;
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_micros(200));
-                cache.invalidate();
-                bumps += 1;
-            }
-            bumps
-        })
-    };
+    for _ in 0..BUMPS {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+        cache.invalidate();
+    }
+    stop.store(true, Ordering::Release);
     let hits: u64 = handles.into_iter().map(|h| h.join().expect("reader")).sum();
-    stop.store(true, Ordering::Relaxed);
-    let bumps = bumper.join().expect("bumper");
     assert!(hits > 0, "the cache never hit");
-    assert!(bumps > 0);
+    assert_eq!(cache.generation(), g0 + BUMPS, "every bump counted");
+    cache.invalidate();
+    for i in 0..300 {
+        let addr = addr_of(i, 0);
+        assert_eq!(cache.get(addr), None, "{addr:#x} served after invalidation");
+    }
 }

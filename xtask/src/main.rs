@@ -5,7 +5,8 @@
 //! - `kernel`: unpack, configure and build the Rust-enabled 6.12 test kernel.
 //! - `guest-test`: build the test modules and initramfs, boot QEMU (TCG) and
 //!   compare the userspace mirror against the kernel's `sprint_symbol()`.
-//! - `test`: `cargo test --workspace`, then all of the above.
+//! - `test`: `cargo test --workspace`, setup, the host tests that need its
+//!   kernel tree or root (`--ignored`), then all of the above.
 //! - `lint`: clippy over the shim as Kbuild builds it, checkpatch on its C,
 //!   rustdoc with warnings denied.
 //!
@@ -37,7 +38,8 @@ commands:
   setup         install missing toolchain pieces (apt, bindgen-cli)
   kernel        unpack, configure and build the test kernel (incremental)
   guest-test    build test modules + initramfs, boot QEMU, compare mirror vs kernel
-  test          cargo test --workspace, then setup, kernel, guest-test and shim-test
+  test          cargo test --workspace, then setup, the --ignored host tests that need
+                its kernel tree or root, kernel, guest-test and shim-test
   shim-test     boot with kmod-shim: wchan identity, refusals, load cycles, timings
                 (--timeout <secs>, --cycles <n>)
   compare [DIR] rerun mirror-vs-kernel on a capture (default: the last run's)
@@ -93,6 +95,25 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     cargo.current_dir(&root).args(["test", "--workspace"]);
     run::status(&mut cargo)?;
     setup::run()?;
+    // The host tests `cargo test` skips as #[ignore]d because they need what
+    // setup provides (the 6.12 tree and gcc for the real scripts/kallsyms)
+    // or root with visible kernel addresses (this machine's /proc/kallsyms).
+    let mut ignored = std::process::Command::new(env::cargo());
+    ignored.current_dir(&root).args([
+        "test",
+        "-p",
+        "kallsyms-fast-tests",
+        "--test",
+        "compressor_identity",
+        "--test",
+        "parse_real",
+        "--",
+        "--ignored",
+        "identical_to_real_tool",
+        "real_proc_kallsyms",
+        "real_capture_round_trip",
+    ]);
+    run::status(&mut ignored)?;
     kernel::run()?;
     let mirror = guest_test::run(opts)?;
     // The shim suite runs even when the mirror failed, so one run reports
