@@ -95,8 +95,10 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     cargo.current_dir(&root).args(["test", "--workspace"]);
     run::status(&mut cargo)?;
     setup::run()?;
+    kernel::run()?;
     // The host tests `cargo test` skips as #[ignore]d because they need what
-    // setup provides (the 6.12 tree and gcc for the real scripts/kallsyms)
+    // setup and the kernel step provide (the unpacked 6.12 tree, gcc for
+    // the real scripts/kallsyms)
     // or root with visible kernel addresses (this machine's /proc/kallsyms).
     let mut ignored = std::process::Command::new(env::cargo());
     ignored.current_dir(&root).args([
@@ -114,7 +116,6 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
         "real_capture_round_trip",
     ]);
     run::status(&mut ignored)?;
-    kernel::run()?;
     let mirror = guest_test::run(opts)?;
     // The shim suite runs even when the mirror failed, so one run reports
     // both; the worse exit code wins.
