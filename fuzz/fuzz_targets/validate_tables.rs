@@ -271,9 +271,9 @@ fn check(raw: &Raw) {
         tables: view,
         sections,
         addr: AddrIndex::from_parts(al, &buckets, &deltas),
-        names: NameIndex::from_parts(nl, &dir, &entries),
         tokens: &tokens,
     };
+    let names = NameIndex::from_parts(nl, &dir, &entries);
     let main = Mainline::new(view, sections);
     let linear = Linear::new(view, sections);
 
@@ -318,19 +318,19 @@ fn check(raw: &Raw) {
         let name = n3.as_bytes().to_vec();
         assert_eq!(
             main.lookup_name(&name, &mut n1),
-            fast.lookup_name(&name),
+            fast.lookup_name(&names, &name),
             "name {name:?}"
         );
         let mut longer = name.clone();
         longer.push(b'~');
         assert_eq!(
             main.lookup_name(&longer, &mut n1),
-            fast.lookup_name(&longer)
+            fast.lookup_name(&names, &longer)
         );
         if let Some((_, shorter)) = name.split_last() {
             assert_eq!(
                 main.lookup_name(shorter, &mut n1),
-                fast.lookup_name(shorter)
+                fast.lookup_name(&names, shorter)
             );
         }
     }
