@@ -19,39 +19,15 @@ use std::time::{Duration, Instant};
 pub const EXIT_MIRROR_UNAVAILABLE: u8 = 3;
 
 /// Command-line options of `guest-test` (and `test`).
+#[derive(clap::Args, Debug)]
 pub struct Options {
-    /// Hard timeout for the QEMU run.
+    /// Hard timeout for the QEMU guest, in seconds.
+    #[arg(long, value_name = "SECS", default_value = "1500", value_parser = crate::secs)]
     pub timeout: Duration,
-    /// Extra kernel command line (e.g. `kfast.mod_budget=10000`).
+    /// Extra guest kernel command line (e.g. `kfast.seed=N`,
+    /// `kfast.mod_budget=N`).
+    #[arg(long = "cmdline", value_name = "TEXT", default_value = "")]
     pub extra_cmdline: String,
-}
-
-impl Options {
-    /// Parse `--timeout <secs>`, `--cmdline <text>`.
-    pub fn parse(args: &[String]) -> Result<Self> {
-        let mut o = Options {
-            timeout: Duration::from_secs(1500),
-            extra_cmdline: String::new(),
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--timeout" => {
-                    let v = it.next().ok_or("--timeout needs a value")?;
-                    let s = v.parse().map_err(|_| format!("bad --timeout {v}"))?;
-                    o.timeout = Duration::from_secs(s);
-                }
-                "--strict-modules" => {
-                    return Err("--strict-modules is gone: module mismatches always fail".into())
-                }
-                "--cmdline" => {
-                    o.extra_cmdline = it.next().ok_or("--cmdline needs a value")?.clone();
-                }
-                other => return Err(format!("unknown option {other}")),
-            }
-        }
-        Ok(o)
-    }
 }
 
 fn tail(path: &Path, n: usize) -> String {
@@ -181,11 +157,8 @@ pub fn judge(outcome: compare::Outcome, capture: &Path) -> u8 {
 }
 
 /// `cargo xtask compare [DIR]`: rerun the comparison on an existing capture.
-pub fn compare_only(args: &[String]) -> Result<u8> {
-    let capture = args
-        .iter()
-        .find(|a| !a.starts_with("--"))
-        .map_or_else(|| env::run_dir().join("capture"), std::path::PathBuf::from);
+pub fn compare_only(dir: Option<&Path>) -> Result<u8> {
+    let capture = dir.map_or_else(|| env::run_dir().join("capture"), Path::to_path_buf);
     let report = capture.with_file_name("report.txt");
     match wchan_check::check(&capture) {
         Ok(s) => eprintln!("compare: {s}"),

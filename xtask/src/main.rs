@@ -29,55 +29,69 @@ mod setup;
 mod shim_test;
 mod wchan_check;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
-const USAGE: &str = "\
-usage: cargo xtask <command> [options]
+use clap::{Parser, Subcommand};
 
-commands:
-  setup         install missing toolchain pieces (apt, bindgen-cli)
-  kernel        unpack, configure and build the test kernel (incremental)
-  guest-test    build test modules + initramfs, boot QEMU, compare mirror vs kernel
-  test          cargo test --workspace, then setup, the --ignored host tests that need
-                its kernel tree or root, kernel, guest-test and shim-test
-  shim-test     boot with kmod-shim: wchan identity, refusals, load cycles, timings
-                (--timeout <secs>, --cycles <n>)
-  compare [DIR] rerun mirror-vs-kernel on a capture (default: the last run's)
-  lint          kmod-shim under clippy (make CLIPPY=1), checkpatch --strict on
-                its C, cargo doc with warnings denied
+/// Developer tasks for kallsyms-fast: toolchain, test kernel, guest suites.
+#[derive(Parser, Debug)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    after_help = "environment:\n  \
+        KFAST_CACHE   cache directory (default /var/cache/kallsyms-fast)\n  \
+        KFAST_WORK    guest artefacts and run logs (default $KFAST_CACHE)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
 
-guest-test options:
-  --timeout <secs>   hard timeout for the QEMU guest (default 1500)
-  --cmdline <text>   extra guest kernel command line (kfast.seed=N, kfast.mod_budget=N)
-
-environment:
-  KFAST_CACHE        cache directory (default /var/cache/kallsyms-fast)
-  KFAST_WORK         guest artefacts and run logs (default $KFAST_CACHE)
-";
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Install missing toolchain pieces (apt, bindgen-cli).
+    Setup,
+    /// Unpack, configure and build the test kernel (incremental).
+    Kernel,
+    /// Build test modules + initramfs, boot QEMU, compare mirror vs kernel.
+    GuestTest(guest_test::Options),
+    /// cargo test --workspace, setup, kernel, the --ignored host tests that
+    /// need its tree or root, guest-test and shim-test.
+    Test(guest_test::Options),
+    /// Boot with kmod-shim: wchan identity, refusals, contexts, load
+    /// cycles, timings.
+    ShimTest(shim_test::Options),
+    /// Rerun mirror-vs-kernel on a capture.
+    Compare {
+        /// The capture directory (default: the last guest run's).
+        dir: Option<PathBuf>,
+    },
+    /// kmod-shim under clippy (make CLIPPY=1), checkpatch --strict on its
+    /// C, cargo doc with warnings denied.
+    Lint,
+}
 
 /// Result type used throughout the xtask: errors are human-readable strings.
 pub type Result<T> = std::result::Result<T, String>;
 
+/// A whole number of seconds, for the `--timeout` options.
+fn secs(s: &str) -> Result<Duration> {
+    s.parse()
+        .map(Duration::from_secs)
+        .map_err(|_| format!("not a whole number of seconds: {s:?}"))
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(cmd) = args.first() else {
-        eprint!("{USAGE}");
-        return ExitCode::from(2);
-    };
-    let rest = &args[1..];
-    let res = match cmd.as_str() {
-        "setup" => setup::run().map(|()| 0),
-        "kernel" => kernel::run().map(|()| 0),
-        "guest-test" => guest_test::Options::parse(rest).and_then(|o| guest_test::run(&o)),
-        "compare" => guest_test::compare_only(rest),
-        "shim-test" => shim_test::Options::parse(rest).and_then(|o| shim_test::run(&o)),
-        "lint" => lint::run(),
-        "test" => guest_test::Options::parse(rest).and_then(|o| test_all(&o)),
-        "-h" | "--help" | "help" => {
-            print!("{USAGE}");
-            Ok(0)
-        }
-        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    let res = match Cli::parse().cmd {
+        Cmd::Setup => setup::run().map(|()| 0),
+        Cmd::Kernel => kernel::run().map(|()| 0),
+        Cmd::GuestTest(o) => guest_test::run(&o),
+        Cmd::Compare { dir } => guest_test::compare_only(dir.as_deref()),
+        Cmd::ShimTest(o) => shim_test::run(&o),
+        Cmd::Test(o) => test_all(&o),
+        Cmd::Lint => lint::run(),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -119,6 +133,53 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     let mirror = guest_test::run(opts)?;
     // The shim suite runs even when the mirror failed, so one run reports
     // both; the worse exit code wins.
-    let shim = shim_test::Options::parse(&[]).and_then(|o| shim_test::run(&o))?;
+    let shim = shim_test::run(&shim_test::Options::default())?;
     Ok(mirror.max(shim))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> std::result::Result<Cmd, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied())).map(|c| c.cmd)
+    }
+
+    #[test]
+    fn defaults_are_what_ci_runs() {
+        let Ok(Cmd::Test(o)) = parse(&["test"]) else {
+            panic!("`test` did not parse");
+        };
+        assert_eq!((o.timeout.as_secs(), o.extra_cmdline.as_str()), (1500, ""));
+        let Ok(Cmd::ShimTest(s)) = parse(&["shim-test"]) else {
+            panic!("`shim-test` did not parse");
+        };
+        assert_eq!(
+            format!("{s:?}"),
+            format!("{:?}", shim_test::Options::default())
+        );
+        assert!(format!("{s:?}").contains("cycles: 20, scale: 2500"));
+    }
+
+    #[test]
+    fn options_and_refusals() {
+        let Ok(Cmd::GuestTest(o)) = parse(&["guest-test", "--timeout", "60", "--cmdline", "a=1"])
+        else {
+            panic!("guest-test options did not parse");
+        };
+        assert_eq!((o.timeout.as_secs(), o.extra_cmdline.as_str()), (60, "a=1"));
+        let Ok(Cmd::Compare { dir }) = parse(&["compare", "/x"]) else {
+            panic!("compare did not parse");
+        };
+        assert_eq!(dir, Some(PathBuf::from("/x")));
+        for bad in [
+            &["guest-test", "--timeout", "soon"][..],
+            &["test", "--strict-modules"],
+            &["shim-test", "--cycles"],
+            &["bogus"],
+            &[],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
 }

@@ -25,36 +25,30 @@ const APPLETS: &[&str] = &[
 ];
 
 /// Options of `shim-test`.
+#[derive(clap::Args, Debug)]
 pub struct Options {
+    /// Hard timeout for the QEMU guest, in seconds. A full run takes 7-11
+    /// min on an idle host without lockdep, about 18 with it; TCG slows 2x
+    /// when the host is shared.
+    #[arg(long, value_name = "SECS", default_value = "2700", value_parser = crate::secs)]
     timeout: Duration,
+    /// Load/unload stress cycles.
+    #[arg(long, value_name = "N", default_value_t = 20)]
     cycles: u32,
+    /// Threads per group (core- and module-sleeping) in the scale phase.
+    #[arg(long, value_name = "N", default_value_t = 2500)]
     scale: u32,
 }
 
-impl Options {
-    /// `--timeout <secs>`, `--cycles <n>`, `--scale <threads per group>`.
-    pub fn parse(args: &[String]) -> Result<Self> {
-        let mut o = Options {
-            // A full run takes 7-11 min on an idle host; TCG slows 2x when
-            // the host is shared.
-            timeout: Duration::from_secs(2700),
-            cycles: 20,
-            scale: 2500,
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let mut val = |name: &str| -> Result<u64> {
-                let v = it.next().ok_or(format!("{name} needs a value"))?;
-                v.parse().map_err(|_| format!("bad {name} {v}"))
-            };
-            match a.as_str() {
-                "--timeout" => o.timeout = Duration::from_secs(val("--timeout")?),
-                "--cycles" => o.cycles = val("--cycles")? as u32,
-                "--scale" => o.scale = val("--scale")? as u32,
-                other => return Err(format!("unknown option {other}")),
-            }
+impl Default for Options {
+    /// The defaults above, as `cargo xtask test` runs the suite.
+    fn default() -> Self {
+        #[derive(clap::Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            options: Options,
         }
-        Ok(o)
+        <Defaults as clap::Parser>::parse_from(["shim-test"]).options
     }
 }
 
