@@ -13,24 +13,30 @@
 //!
 //! # Layout
 //!
-//! | module | job | in the kernel |
-//! |--------|-----|---------------|
-//! | [`tables`] | the borrowed view of the kernel's tables, section bounds, `validate()` | yes |
-//! | [`name`] | record framing, token expansion, the marker walk (`get_symbol_offset()`) | yes |
-//! | [`mainline`], [`linear`] | the faithful 6.12 and 2.6.9 ports (baselines) | no (linked, not called) |
-//! | [`fast`] | address index, token slots, module indexes; name index (`name-index`) | yes, but the name index |
-//! | [`module`] | module symtabs and the 6.12 `find_kallsyms_symbol()` | yes |
-//! | [`cache`] | the wchan cache | yes |
-//! | [`format`] | the one `%pS`/`%ps`/wchan writer | yes |
-//! | [`loader`] | the symbol list the shim's loader sends | yes |
-//! | `owned`, `build`, `mirror`, `parse` | builders, compressor port, userspace mirror, parsers (`alloc`/`std`) | no |
+//! In the kernel (no cargo features):
+//! - [`tables`]: the borrowed view of the kernel's tables, section bounds,
+//!   `validate()`;
+//! - [`name`]: record framing, token expansion, the marker walk
+//!   (`get_symbol_offset()`);
+//! - [`fast`]: address index, token slots, module indexes (and the name
+//!   index, behind `name-index`);
+//! - [`module`]: module symtabs and the 6.12 `find_kallsyms_symbol()`;
+//! - [`cache`]: the wchan cache;
+//! - [`format`]: the one `%pS`/`%ps`/wchan writer;
+//! - [`loader`]: the symbol list the shim's loader sends;
+//! - [`mainline`], [`linear`]: the faithful 6.12 and 2.6.9 ports, the
+//!   baselines (linked, not called).
+//!
+//! Userspace only (`alloc`/`std`): `owned`, `build` (the compressor port),
+//! `mirror`, `pseudo` and `parse`. The kernel builds need not carry their
+//! files: a module behind a disabled feature is never read.
 //!
 //! Decision (2026-11-30): the flat layout stays for now. A regrouping into
 //! `tables/`, `reference/` (the 6.12 and 2.6.9 ports), `index/`, and
 //! `encode/` + `source/` behind features reads better, but four other
 //! branches were editing these files at the same time, and a move would
 //! turn every one of their edits into a merge conflict for no change in
-//! behaviour. The table above gives the grouping; the kernel/userspace
+//! behaviour. The list above gives the grouping; the kernel/userspace
 //! boundary, which is what matters for safety, is already explicit (the
 //! features and the lint opt-outs below). Revisit when the branches are
 //! merged: the moves are then mechanical.
