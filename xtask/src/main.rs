@@ -137,6 +137,19 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
         "real_capture_round_trip",
     ]);
     run::status(&mut ignored)?;
+    // The patch generator end to end on its example series (needs the
+    // pristine tree the kernel step unpacked).
+    let mut patches = std::process::Command::new(env::cargo());
+    patches.current_dir(&root).args([
+        "test",
+        "-p",
+        "xtask",
+        "--test",
+        "patches",
+        "--",
+        "--ignored",
+    ]);
+    run::status(&mut patches)?;
     let mirror = guest_test::run(opts)?;
     // The shim suite runs even when the mirror failed, so one run reports
     // both; the worse exit code wins.
