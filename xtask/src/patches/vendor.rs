@@ -193,8 +193,16 @@ pub fn rs_files(dir: &Path) -> Result<Vec<PathBuf>> {
         for ent in rd {
             let ent = ent.map_err(|e| format!("cannot list {}: {e}", here.display()))?;
             let rel = rel.join(ent.file_name());
-            let ty = fs::metadata(root.join(&rel))
+            let ty = fs::symlink_metadata(root.join(&rel))
                 .map_err(|e| format!("{}: {e}", root.join(&rel).display()))?;
+            if ty.file_type().is_symlink() {
+                // A link could leave the crate or loop; crates.io sources
+                // have none, so refuse rather than guess.
+                return Err(format!(
+                    "{}: a symlink in the crate's sources: not vendored",
+                    root.join(&rel).display()
+                ));
+            }
             if ty.is_dir() {
                 walk(root, &rel, out)?;
             } else if rel.extension().is_some_and(|e| e == "rs") {
@@ -374,6 +382,12 @@ mod tests {
         assert_eq!(
             rs_files(&krate.join("src")).unwrap(),
             [PathBuf::from("lib.rs"), PathBuf::from("sub/mod.rs")]
+        );
+        std::os::unix::fs::symlink("..", krate.join("src/sub/up")).unwrap();
+        let e = rs_files(&krate.join("src")).unwrap_err();
+        assert!(
+            e.ends_with("src/sub/up: a symlink in the crate's sources: not vendored"),
+            "{e}"
         );
     }
 }
