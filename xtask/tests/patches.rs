@@ -161,6 +161,11 @@ fn example_series_generate_check_apply_export() {
     assert!(p2.contains("+// SPDX-License-Identifier: BSL-1.0\n"));
     assert!(p1.contains("+config KALLSYMS_FAST_EXAMPLE\n"));
     assert!(p1.starts_with("From 0000000000000000000000000000000000000000 "));
+    // The author is each patch's first sign-off; the cover letter is from
+    // the first patch's author.
+    let from = "From: kallsyms-fast developers <kallsyms-fast@users.noreply.github.com>\n";
+    assert!(cover.contains(from) && p1.contains(from));
+    assert!(p2.contains("\nFrom: Example Developer <dev@example.org>\n"));
 
     // Deterministic, and --check agrees with what was written.
     let again = tmp.path().join("again");

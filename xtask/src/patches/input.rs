@@ -29,6 +29,8 @@ pub struct Patch {
     pub changes: Option<PathBuf>,
     /// The crates this patch copies into the tree.
     pub vendor: Vec<VendorLine>,
+    /// Name and e-mail of the first `Signed-off-by:`, the patch's author.
+    pub author: Option<(String, String)>,
 }
 
 /// The whole series as described in the series directory.
@@ -196,6 +198,40 @@ pub fn parse_message(text: &str, file: &Path) -> Result<(String, String)> {
     ))
 }
 
+/// The first `Signed-off-by: Name <email>` of a message, if any.
+///
+/// The first sign-off is the patch's author (the kernel's rule: the
+/// author signs off first), so the generated `From:` matches it and
+/// checkpatch's author/sign-off checks hold. A malformed sign-off line is
+/// an error naming its line.
+pub fn first_sign_off(text: &str, file: &Path) -> Result<Option<(String, String)>> {
+    for (i, line) in text.lines().enumerate() {
+        let Some(who) = line.strip_prefix("Signed-off-by:") else {
+            continue;
+        };
+        let who = who.trim();
+        let parsed = who
+            .strip_suffix('>')
+            .and_then(|w| w.rsplit_once('<'))
+            .map(|(name, email)| (name.trim(), email.trim()))
+            .filter(|(name, email)| {
+                !name.is_empty()
+                    && !name.contains(['<', '>'])
+                    && email.contains('@')
+                    && !email.contains(char::is_whitespace)
+            });
+        let Some((name, email)) = parsed else {
+            return Err(format!(
+                "{}:{}: expected `Signed-off-by: Full Name <email>`, got {who:?}",
+                file.display(),
+                i + 1
+            ));
+        };
+        return Ok(Some((name.to_string(), email.to_string())));
+    }
+    Ok(None)
+}
+
 /// Parse `base`: exactly one non-empty line.
 pub fn parse_base(text: &str, file: &Path) -> Result<String> {
     let lines: Vec<(usize, &str)> = text
@@ -253,6 +289,7 @@ pub fn load(dir: &Path) -> Result<Series> {
         let msg_file = pdir.join("message");
         let message = read(&msg_file)?;
         let (subject, body) = parse_message(&message, &msg_file)?;
+        let author = first_sign_off(&message, &msg_file)?;
         let message = if body.is_empty() {
             format!("{subject}\n")
         } else {
@@ -276,6 +313,7 @@ pub fn load(dir: &Path) -> Result<Series> {
             message,
             changes,
             vendor,
+            author,
         });
     }
     Ok(Series {
@@ -425,6 +463,28 @@ mod tests {
         assert!(parse_message("s\nbody\n", f())
             .unwrap_err()
             .contains("x:2: a blank line must separate"));
+    }
+
+    #[test]
+    fn sign_offs() {
+        let m =
+            "s\n\nbody\n\nSigned-off-by: Jane Q. Doe <jane@example.org>\nSigned-off-by: B <b@x>\n";
+        assert_eq!(
+            first_sign_off(m, f()).unwrap(),
+            Some(("Jane Q. Doe".into(), "jane@example.org".into()))
+        );
+        assert_eq!(first_sign_off("s\n\nno sign-off\n", f()).unwrap(), None);
+        for bad in [
+            "s\n\nSigned-off-by: Jane\n",
+            "s\n\nSigned-off-by: <jane@x>\n",
+            "s\n\nSigned-off-by: Jane <no-at>\n",
+        ] {
+            let e = first_sign_off(bad, f()).unwrap_err();
+            assert!(
+                e.contains("x:3: expected `Signed-off-by: Full Name <email>`"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //!    directory (see [`vendor`]: a `// SPDX-License-Identifier:` line from
 //!    the crate's `license` field, `/` as ` OR `, is prepended to every
 //!    `.rs` file lacking one, as the kernel did for rust/alloc), then a
-//!    commit with the patch's message, a fixed author and fixed dates.
+//!    commit with the patch's message, its first `Signed-off-by:` as the
+//!    author, and fixed dates.
 //! 3. `git format-patch --zero-commit --no-signature --cover-letter`, and the
 //!    cover letter's subject and blurb filled from `kernel/series/`.
 //!
@@ -223,6 +224,11 @@ pub fn generate(series_dir: &Path) -> Result<Generated> {
         let msg = work.join("message");
         fs::write(&msg, &p.message).map_err(|e| format!("cannot write {}: {e}", msg.display()))?;
         let mut commit = scratch::git(&scratch.tree);
+        if let Some((name, email)) = &p.author {
+            commit
+                .env("GIT_AUTHOR_NAME", name)
+                .env("GIT_AUTHOR_EMAIL", email);
+        }
         commit
             .args(["commit", "-q", "--no-verify", "--cleanup=verbatim", "-F"])
             .arg(&msg);
@@ -230,6 +236,12 @@ pub fn generate(series_dir: &Path) -> Result<Generated> {
     }
     let dir = work.join("out");
     let mut fp = scratch::git(&scratch.tree);
+    // The cover letter is from the committer identity: the series' sender,
+    // taken to be the first patch's author.
+    if let Some((name, email)) = series.patches.first().and_then(|p| p.author.as_ref()) {
+        fp.env("GIT_COMMITTER_NAME", name)
+            .env("GIT_COMMITTER_EMAIL", email);
+    }
     fp.args([
         "format-patch",
         "-q",

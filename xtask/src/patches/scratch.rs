@@ -10,7 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Author and committer of every generated commit (see kernel/series/README.md).
+/// Author of a patch whose message has no sign-off, and committer of every
+/// generated commit (the committer appears nowhere in the patches).
 pub const AUTHOR_NAME: &str = "kallsyms-fast developers";
 /// E-mail of [`AUTHOR_NAME`].
 pub const AUTHOR_EMAIL: &str = "kallsyms-fast@users.noreply.github.com";
