@@ -213,13 +213,28 @@ fn example_series_generate_check_apply_export() {
     git(&tree, &["commit", "-q", "-m", "Linux 6.12.117"]);
     ok(&xtask(&[&"--apply", &tree, &"--out", &out]));
     assert_eq!(git(&tree, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    // A hand edit of a vendored file in DIR is not exported, and said so.
+    let lib = tree.join("kernel/kallsyms_fast/xxhash/lib.rs");
+    let text = fs::read_to_string(&lib).unwrap();
+    fs::write(&lib, format!("{text}// hand edit\n")).unwrap();
+    git(&tree, &["commit", "-q", "-a", "--amend", "--no-edit"]);
     let exported = tmp.path().join("exported");
     copy_dir(&series, &exported);
     for p in ["01-example", "02-xxhash"] {
         fs::write(exported.join(p).join("message"), "placeholder\n").unwrap();
         let _ = fs::remove_file(exported.join(p).join("changes.diff"));
     }
-    ok(&xtask(&[&"--export", &tree, &"--series", &exported]));
+    let err = ok(&xtask(&[&"--export", &tree, &"--series", &exported]));
+    assert!(
+        err.contains(": kernel/kallsyms_fast/xxhash/lib.rs (vendored from xxhash-rust) differs"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("differs from what the generator copies")
+            .count(),
+        1,
+        "{err}"
+    );
     for p in ["01-example", "02-xxhash"] {
         let diff = fs::read_to_string(exported.join(p).join("changes.diff")).unwrap();
         assert!(

@@ -8,11 +8,68 @@
 //! number of series directories: adding or removing a patch is done by hand
 //! in `series` first (an error says so rather than guessing names).
 
-use super::input;
-use super::scratch::git_out;
-use crate::Result;
+use super::scratch::{git, git_out};
+use super::{input, vendor};
+use crate::{run, Result};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
+
+/// Vendored files of commit `c` that are not what the generator copies.
+///
+/// Such differences are lost by the export (the vendored directories come
+/// from the crates), so they are reported: either a hand edit in DIR, or
+/// DIR's copy of a crate is older than the repository's.
+fn vendored_differences(
+    dir: &Path,
+    c: &str,
+    p: &input::Patch,
+    meta: &vendor::Metadata,
+) -> Result<Vec<String>> {
+    let tmp = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let mut out = Vec::new();
+    for v in &p.vendor {
+        let krate = meta.find(&v.package)?;
+        vendor::copy_into(&krate, tmp.path(), &v.tree_dir)?;
+        let want: BTreeSet<String> = list_files(tmp.path(), &v.tree_dir)?;
+        let have: BTreeSet<String> =
+            git_out(dir, ["ls-tree", "-r", "--name-only", c, "--", &v.tree_dir])?
+                .lines()
+                .map(str::to_string)
+                .collect();
+        for path in want.union(&have) {
+            let same = want.contains(path)
+                && have.contains(path)
+                && run::output(git(dir).args(["show", &format!("{c}:{path}")]))?.stdout
+                    == fs::read(tmp.path().join(path))
+                        .map_err(|e| format!("cannot read {path}: {e}"))?;
+            if !same {
+                out.push(format!("{path} (vendored from {})", v.package));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Files under `root/sub`, as sorted `sub/...` paths.
+fn list_files(root: &Path, sub: &str) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![sub.to_string()];
+    while let Some(d) = todo.pop() {
+        let here = root.join(&d);
+        let rd = fs::read_dir(&here).map_err(|e| format!("cannot list {}: {e}", here.display()))?;
+        for ent in rd {
+            let ent = ent.map_err(|e| format!("cannot list {}: {e}", here.display()))?;
+            let rel = format!("{d}/{}", ent.file_name().to_string_lossy());
+            if ent.path().is_dir() {
+                todo.push(rel);
+            } else {
+                out.insert(rel);
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// Write DIR's commits back into the series directory.
 pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
@@ -46,6 +103,11 @@ pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
         );
     }
     let vendor_dirs = series.vendor_dirs();
+    let meta = if vendor_dirs.is_empty() {
+        None
+    } else {
+        Some(vendor::Metadata::load()?)
+    };
     let excludes: Vec<String> = vendor_dirs
         .iter()
         .map(|d| format!(":(exclude){d}"))
@@ -88,6 +150,19 @@ pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
                     &c[..12.min(c.len())],
                     p.name
                 );
+            }
+        }
+        if let Some(meta) = &meta {
+            let diffs = vendored_differences(dir, c, p, meta)?;
+            for d in diffs.iter().take(10) {
+                eprintln!(
+                    "patches: warning: commit {}: {d} differs from what the generator copies: \
+                     not exported (change the crate; `--apply` a regenerated series)",
+                    &c[..12.min(c.len())]
+                );
+            }
+            if diffs.len() > 10 {
+                eprintln!("patches: warning: ... and {} more", diffs.len() - 10);
             }
         }
         fs::write(pdir.join("message"), &msg)
