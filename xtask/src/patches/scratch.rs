@@ -30,7 +30,10 @@ pub fn git(dir: &Path) -> Command {
     ] {
         cmd.env_remove(var);
     }
-    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+    // No optional lock-taking writes (index refreshes): `--export` reads
+    // a developer's tree and must not write to it.
+    cmd.env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_AUTHOR_NAME", AUTHOR_NAME)
         .env("GIT_AUTHOR_EMAIL", AUTHOR_EMAIL)
