@@ -365,11 +365,12 @@ fn run_checkpatch(series_dir: &Path, g: &Generated) -> Result<usize> {
 fn check_licenses(g: &Generated) -> Result<usize> {
     let src = kernel::ensure_source()?;
     let mut bad = 0;
+    let declared = vendor::declared_licenses(&[&src, &g.scratch.tree])?;
     for (n, total, c) in &g.steps {
-        for id in vendor::missing_licenses(&c.spdx, &[&src, &g.scratch.tree]) {
+        for id in vendor::missing_licenses(&c.spdx, &declared) {
             eprintln!(
-                "patches: [{n}/{total}] {}/: license {id} of {} has no text under LICENSES/ \
-                 (scripts/spdxcheck.py rejects the SPDX line; the series must add it)",
+                "patches: [{n}/{total}] {}/: license {id} of {} is not declared under LICENSES/ \
+                 (scripts/spdxcheck.py rejects the SPDX line; the series must add its text)",
                 c.tree_dir, c.package
             );
             bad += 1;
