@@ -149,6 +149,16 @@ pub fn check_tools() -> Result<()> {
     Ok(())
 }
 
+/// The pristine kernel source, unpacked from the Debian tarball if missing
+/// or stale (the same step `run` starts with; no toolchain needed).
+pub fn ensure_source() -> Result<PathBuf> {
+    let t = Instant::now();
+    if unpack(&tarball_id()?)? {
+        eprintln!("kernel: unpacked in {:.1?}", t.elapsed());
+    }
+    Ok(env::kernel_src())
+}
+
 /// Unpack, configure and build bzImage + modules.
 pub fn run() -> Result<()> {
     check_tools()?;

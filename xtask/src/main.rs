@@ -7,6 +7,8 @@
 //!   compare the userspace mirror against the kernel's `sprint_symbol()`.
 //! - `test`: `cargo test --workspace`, setup, the host tests that need its
 //!   kernel tree or root (`--ignored`), then all of the above.
+//! - `patches`: generate the CONFIG_KALLSYMS_FAST series from
+//!   kernel/series/ and the crates (`--check`, `--apply`, `--export`).
 //! - `lint`: clippy over the shim as Kbuild builds it, checkpatch on its C,
 //!   rustdoc with warnings denied.
 //!
@@ -23,6 +25,7 @@ mod kconfig;
 mod kernel;
 mod lint;
 mod modules;
+mod patches;
 mod qemu;
 mod run;
 mod setup;
@@ -71,6 +74,9 @@ enum Cmd {
     /// kmod-shim under clippy (make CLIPPY=1), checkpatch --strict on its
     /// C, cargo doc with warnings denied.
     Lint,
+    /// Generate patches/kallsyms-fast/ from kernel/series/ and the crates;
+    /// --check compares, --apply DIR runs git am, --export DIR writes back.
+    Patches(patches::Options),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -92,6 +98,7 @@ fn main() -> ExitCode {
         Cmd::ShimTest(o) => shim_test::run(&o),
         Cmd::Test(o) => test_all(&o),
         Cmd::Lint => lint::run(),
+        Cmd::Patches(o) => patches::run(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -130,6 +137,19 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
         "real_capture_round_trip",
     ]);
     run::status(&mut ignored)?;
+    // The patch generator end to end on its example series (needs the
+    // pristine tree the kernel step unpacked).
+    let mut patches = std::process::Command::new(env::cargo());
+    patches.current_dir(&root).args([
+        "test",
+        "-p",
+        "xtask",
+        "--test",
+        "patches",
+        "--",
+        "--ignored",
+    ]);
+    run::status(&mut patches)?;
     let mirror = guest_test::run(opts)?;
     // The shim suite runs even when the mirror failed, so one run reports
     // both; the worse exit code wins.
@@ -172,8 +192,17 @@ mod tests {
             panic!("compare did not parse");
         };
         assert_eq!(dir, Some(PathBuf::from("/x")));
+        let Ok(Cmd::Patches(p)) = parse(&["patches", "--check", "--out", "/o"]) else {
+            panic!("patches --check did not parse");
+        };
+        assert!(p.check && p.apply.is_none() && p.export.is_none());
+        assert_eq!(p.out, PathBuf::from("/o"));
+        assert!(p.series.ends_with("kernel/series"));
         for bad in [
-            &["guest-test", "--timeout", "soon"][..],
+            &["patches", "--check", "--apply", "/d"][..],
+            &["patches", "--apply", "/d", "--export", "/d"],
+            &["patches", "--export"],
+            &["guest-test", "--timeout", "soon"],
             &["test", "--strict-modules"],
             &["shim-test", "--cycles"],
             &["bogus"],

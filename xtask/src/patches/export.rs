@@ -1,0 +1,187 @@
+//! `--export DIR`: the lead's edit loop back into `kernel/series/`.
+//!
+//! DIR is a git tree of pristine 6.12 (its first commit) with one commit per
+//! series patch on top, e.g. made by `--apply` and then edited. Each commit
+//! becomes its series directory's `message` and `changes.diff`, in order;
+//! the vendored directories are left out (they come from the crates), and
+//! the `vendor` files are not touched. The number of commits must equal the
+//! number of series directories: adding or removing a patch is done by hand
+//! in `series` first (an error says so rather than guessing names).
+
+use super::scratch::{git, git_out};
+use super::{input, vendor};
+use crate::{run, Result};
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+/// Vendored files of commit `c` that are not what the generator copies.
+///
+/// Such differences are lost by the export (the vendored directories come
+/// from the crates), so they are reported: either a hand edit in DIR, or
+/// DIR's copy of a crate is older than the repository's.
+fn vendored_differences(
+    dir: &Path,
+    c: &str,
+    p: &input::Patch,
+    meta: &vendor::Metadata,
+) -> Result<Vec<String>> {
+    let tmp = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let mut out = Vec::new();
+    for v in &p.vendor {
+        let krate = meta.find(&v.package)?;
+        vendor::copy_into(&krate, tmp.path(), &v.tree_dir)?;
+        let want: BTreeSet<String> = list_files(tmp.path(), &v.tree_dir)?;
+        let have: BTreeSet<String> =
+            git_out(dir, ["ls-tree", "-r", "--name-only", c, "--", &v.tree_dir])?
+                .lines()
+                .map(str::to_string)
+                .collect();
+        for path in want.union(&have) {
+            let same = want.contains(path)
+                && have.contains(path)
+                && run::output(git(dir).args(["show", &format!("{c}:{path}")]))?.stdout
+                    == fs::read(tmp.path().join(path))
+                        .map_err(|e| format!("cannot read {path}: {e}"))?;
+            if !same {
+                out.push(format!("{path} (vendored from {})", v.package));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Files under `root/sub`, as sorted `sub/...` paths.
+fn list_files(root: &Path, sub: &str) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![sub.to_string()];
+    while let Some(d) = todo.pop() {
+        let here = root.join(&d);
+        let rd = fs::read_dir(&here).map_err(|e| format!("cannot list {}: {e}", here.display()))?;
+        for ent in rd {
+            let ent = ent.map_err(|e| format!("cannot list {}: {e}", here.display()))?;
+            let rel = format!("{d}/{}", ent.file_name().to_string_lossy());
+            if ent.path().is_dir() {
+                todo.push(rel);
+            } else {
+                out.insert(rel);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Write DIR's commits back into the series directory.
+pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
+    let series = input::load(series_dir)?;
+    let roots = git_out(dir, ["rev-list", "--max-parents=0", "HEAD"])?;
+    let roots: Vec<&str> = roots.lines().collect();
+    let [root] = roots[..] else {
+        return Err(format!(
+            "{}: expected one root commit (the pristine tree), found {}",
+            dir.display(),
+            roots.len()
+        ));
+    };
+    let commits = git_out(dir, ["rev-list", "--reverse", &format!("{root}..HEAD")])?;
+    let commits: Vec<&str> = commits.lines().collect();
+    if commits.len() != series.patches.len() {
+        return Err(format!(
+            "{} has {} commits on top of its first, {}/series lists {} patches: \
+             add or remove series directories first",
+            dir.display(),
+            commits.len(),
+            series_dir.display(),
+            series.patches.len()
+        ));
+    }
+    let dirty = git_out(dir, ["status", "--porcelain", "--untracked-files=no"])?;
+    if !dirty.trim().is_empty() {
+        eprintln!(
+            "patches: warning: {} has uncommitted changes; only commits are exported",
+            dir.display()
+        );
+    }
+    let vendor_dirs = series.vendor_dirs();
+    let meta = if vendor_dirs.is_empty() {
+        None
+    } else {
+        Some(vendor::Metadata::load()?)
+    };
+    let excludes: Vec<String> = vendor_dirs
+        .iter()
+        .map(|d| format!(":(exclude){d}"))
+        .collect();
+    for (c, p) in commits.iter().zip(&series.patches) {
+        let pdir = series_dir.join(&p.name);
+        let msg = git_out(dir, ["log", "-1", "--format=%B", c])?;
+        let msg = format!("{}\n", msg.trim_end());
+        input::parse_message(&msg, &pdir.join("message"))
+            .map_err(|e| format!("commit {c}: {e}"))?;
+        let range = [format!("{c}^"), c.to_string()];
+        let mut args: Vec<String> = [
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(range.iter().cloned());
+        args.push("--".into());
+        args.push(".".into());
+        args.extend(excludes.iter().cloned());
+        let diff = git_out(dir, &args)?;
+        // Vendored paths this commit changes although its patch does not
+        // vendor them: such edits are lost, so say so.
+        let mut name_args = vec!["diff".to_string(), "--name-only".into()];
+        name_args.extend(range.iter().cloned());
+        name_args.push("--".into());
+        name_args.extend(vendor_dirs.iter().cloned());
+        for path in git_out(dir, &name_args)?.lines() {
+            if !p.vendor.iter().any(|v| input::is_under(path, &v.tree_dir)) {
+                eprintln!(
+                    "patches: warning: commit {} changes vendored {path}, which {} does not vendor: \
+                     not exported (edit the crate instead)",
+                    &c[..12.min(c.len())],
+                    p.name
+                );
+            }
+        }
+        if let Some(meta) = &meta {
+            let diffs = vendored_differences(dir, c, p, meta)?;
+            for d in diffs.iter().take(10) {
+                eprintln!(
+                    "patches: warning: commit {}: {d} differs from what the generator copies: \
+                     not exported (change the crate; `--apply` a regenerated series)",
+                    &c[..12.min(c.len())]
+                );
+            }
+            if diffs.len() > 10 {
+                eprintln!("patches: warning: ... and {} more", diffs.len() - 10);
+            }
+        }
+        fs::write(pdir.join("message"), &msg)
+            .map_err(|e| format!("cannot write {}: {e}", pdir.join("message").display()))?;
+        let changes = pdir.join("changes.diff");
+        if diff.is_empty() {
+            if changes.exists() {
+                fs::remove_file(&changes)
+                    .map_err(|e| format!("cannot remove {}: {e}", changes.display()))?;
+            }
+        } else {
+            fs::write(&changes, &diff)
+                .map_err(|e| format!("cannot write {}: {e}", changes.display()))?;
+        }
+        eprintln!(
+            "patches: exported {} -> {}",
+            &c[..12.min(c.len())],
+            pdir.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,560 @@
+//! The series description in `kernel/series/`: parsing and validation.
+//!
+//! Every error names the file and, where there is one, the line, so a typo
+//! in a hand-edited file is found at once. Parsing is split from reading
+//! (`parse_*` take text) so the rules are unit-tested without files.
+
+use crate::Result;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+/// One `<package> <tree dir>` line of a patch's `vendor` file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VendorLine {
+    /// The cargo package name (`kallsyms-fast`, `arrayvec`, ...).
+    pub package: String,
+    /// Directory in the kernel tree that receives the crate's `src/`.
+    pub tree_dir: String,
+}
+
+/// One patch of the series: a directory under the series directory.
+#[derive(Debug, Clone)]
+pub struct Patch {
+    /// The directory name, as listed in `series`.
+    pub name: String,
+    /// The commit message (subject, blank line, body), ending in `\n`.
+    pub message: String,
+    /// Path of `changes.diff`, when the patch has hand-written changes.
+    pub changes: Option<PathBuf>,
+    /// The crates this patch copies into the tree.
+    pub vendor: Vec<VendorLine>,
+    /// Name and e-mail of the first `Signed-off-by:`, the patch's author.
+    pub author: Option<(String, String)>,
+}
+
+/// The whole series as described in the series directory.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// The one-line base description (`Linux 6.12.117 (...)`).
+    pub base: String,
+    /// Cover letter subject.
+    pub cover_subject: String,
+    /// Cover letter body (may be empty), ending in `\n` when not empty.
+    pub cover_body: String,
+    /// The patches, in order.
+    pub patches: Vec<Patch>,
+}
+
+impl Series {
+    /// Every tree directory any patch vendors into, sorted.
+    ///
+    /// These directories belong to the generator: `changes.diff` may not
+    /// touch them and `--export` leaves them out.
+    pub fn vendor_dirs(&self) -> BTreeSet<String> {
+        self.patches
+            .iter()
+            .flat_map(|p| p.vendor.iter().map(|v| v.tree_dir.clone()))
+            .collect()
+    }
+}
+
+fn read(path: &Path) -> Result<String> {
+    fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Drop a `#` comment and surrounding blanks from one line.
+fn strip_comment(line: &str) -> &str {
+    line.split('#').next().unwrap_or("").trim()
+}
+
+/// Check that `p` is a plain relative path inside the tree (no `..`, not
+/// absolute, no `.` components, no trailing slash games).
+pub fn check_tree_path(p: &str) -> std::result::Result<(), String> {
+    if p.is_empty() {
+        return Err("empty path".into());
+    }
+    if p.ends_with('/') || p.contains("//") {
+        return Err(format!(
+            "{p:?}: write the path without a trailing or doubled '/'"
+        ));
+    }
+    for c in Path::new(p).components() {
+        if !matches!(c, Component::Normal(_)) {
+            return Err(format!("{p:?}: not a plain relative path inside the tree"));
+        }
+    }
+    Ok(())
+}
+
+/// Parse `series`: patch directory names in order, `#` comments allowed.
+pub fn parse_series_list(text: &str, file: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{}:{}", file.display(), i + 1);
+        let name = strip_comment(line);
+        if name.is_empty() {
+            continue;
+        }
+        if name.contains(char::is_whitespace) {
+            return Err(format!(
+                "{}: one patch directory per line, got {name:?}",
+                at()
+            ));
+        }
+        if name.contains('/') || name == "." || name == ".." {
+            return Err(format!(
+                "{}: {name:?} is not a directory name in the series directory",
+                at()
+            ));
+        }
+        if !seen.insert(name.to_string()) {
+            return Err(format!("{}: {name:?} is listed twice", at()));
+        }
+        names.push(name.to_string());
+    }
+    if names.is_empty() {
+        return Err(format!("{}: lists no patches", file.display()));
+    }
+    Ok(names)
+}
+
+/// Parse a `vendor` file: `<cargo package> <tree dir>` per line.
+pub fn parse_vendor(text: &str, file: &Path) -> Result<Vec<VendorLine>> {
+    let mut out: Vec<VendorLine> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{}:{}", file.display(), i + 1);
+        let line = strip_comment(line);
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [package, tree_dir] = fields[..] else {
+            return Err(format!(
+                "{}: expected `<cargo package> <tree dir>`, got {line:?}",
+                at()
+            ));
+        };
+        check_tree_path(tree_dir).map_err(|e| format!("{}: {e}", at()))?;
+        for prev in &out {
+            if prev.tree_dir == tree_dir
+                || is_under(tree_dir, &prev.tree_dir)
+                || is_under(&prev.tree_dir, tree_dir)
+            {
+                return Err(format!(
+                    "{}: {tree_dir} overlaps {} (vendored from {})",
+                    at(),
+                    prev.tree_dir,
+                    prev.package
+                ));
+            }
+        }
+        out.push(VendorLine {
+            package: package.to_string(),
+            tree_dir: tree_dir.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Whether tree path `p` is `dir` itself or inside it.
+pub fn is_under(p: &str, dir: &str) -> bool {
+    p == dir || (p.starts_with(dir) && p.as_bytes().get(dir.len()) == Some(&b'/'))
+}
+
+/// Split "subject\n\nbody" text; `what` names the file for errors.
+///
+/// The subject is one non-empty line; if anything follows, line 2 is blank.
+pub fn parse_message(text: &str, file: &Path) -> Result<(String, String)> {
+    let mut lines = text.lines();
+    let subject = lines.next().unwrap_or("").trim_end();
+    if subject.trim().is_empty() {
+        return Err(format!(
+            "{}:1: the first line (subject) is empty",
+            file.display()
+        ));
+    }
+    match lines.next() {
+        None => return Ok((subject.to_string(), String::new())),
+        Some(l) if !l.trim().is_empty() => {
+            return Err(format!(
+                "{}:2: a blank line must separate the subject from the body",
+                file.display()
+            ))
+        }
+        Some(_) => {}
+    }
+    let body: Vec<&str> = lines.map(str::trim_end).collect();
+    let body = body.join("\n");
+    let body = body.trim_matches('\n');
+    Ok((
+        subject.to_string(),
+        if body.is_empty() {
+            String::new()
+        } else {
+            format!("{body}\n")
+        },
+    ))
+}
+
+/// The first `Signed-off-by: Name <email>` of a message, if any.
+///
+/// The first sign-off is the patch's author (the kernel's rule: the
+/// author signs off first), so the generated `From:` matches it and
+/// checkpatch's author/sign-off checks hold. A malformed sign-off line is
+/// an error naming its line.
+pub fn first_sign_off(text: &str, file: &Path) -> Result<Option<(String, String)>> {
+    for (i, line) in text.lines().enumerate() {
+        let Some(who) = line.strip_prefix("Signed-off-by:") else {
+            continue;
+        };
+        let who = who.trim();
+        let parsed = who
+            .strip_suffix('>')
+            .and_then(|w| w.rsplit_once('<'))
+            .map(|(name, email)| (name.trim(), email.trim()))
+            .filter(|(name, email)| {
+                !name.is_empty()
+                    && !name.contains(['<', '>'])
+                    && email.contains('@')
+                    && !email.contains(char::is_whitespace)
+            });
+        let Some((name, email)) = parsed else {
+            return Err(format!(
+                "{}:{}: expected `Signed-off-by: Full Name <email>`, got {who:?}",
+                file.display(),
+                i + 1
+            ));
+        };
+        return Ok(Some((name.to_string(), email.to_string())));
+    }
+    Ok(None)
+}
+
+/// Parse `base`: exactly one non-empty line.
+pub fn parse_base(text: &str, file: &Path) -> Result<String> {
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i, l.trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    match lines[..] {
+        [(_, l)] => Ok(l.to_string()),
+        [] => Err(format!(
+            "{}: empty (one line naming the base)",
+            file.display()
+        )),
+        [_, (i, _), ..] => Err(format!(
+            "{}:{}: the base is one line",
+            file.display(),
+            i + 1
+        )),
+    }
+}
+
+/// The `X.Y.Z` after "Linux " in the base line, if any.
+pub fn base_version(base: &str) -> Option<&str> {
+    let rest = &base[base.find("Linux ")? + "Linux ".len()..];
+    let v = rest.split(|c: char| c.is_whitespace() || c == '(').next()?;
+    (v.split('.').count() >= 2 && v.split('.').all(|p| p.parse::<u32>().is_ok())).then_some(v)
+}
+
+/// Read and validate the series directory.
+pub fn load(dir: &Path) -> Result<Series> {
+    let list = dir.join("series");
+    if !list.exists() {
+        return Err(format!(
+            "no series at {} ({} is missing; see kernel/series/README.md)",
+            dir.display(),
+            list.display()
+        ));
+    }
+    let names = parse_series_list(&read(&list)?, &list)?;
+    let base_file = dir.join("base");
+    let base = parse_base(&read(&base_file)?, &base_file)?;
+    let cover_file = dir.join("cover-letter");
+    let (cover_subject, cover_body) = parse_message(&read(&cover_file)?, &cover_file)?;
+    let mut patches = Vec::new();
+    for name in names {
+        let pdir = dir.join(&name);
+        if !pdir.is_dir() {
+            return Err(format!(
+                "{}: lists {name}, but {} is not a directory",
+                list.display(),
+                pdir.display()
+            ));
+        }
+        let msg_file = pdir.join("message");
+        let message = read(&msg_file)?;
+        let (subject, body) = parse_message(&message, &msg_file)?;
+        let author = first_sign_off(&message, &msg_file)?;
+        let message = if body.is_empty() {
+            format!("{subject}\n")
+        } else {
+            format!("{subject}\n\n{body}")
+        };
+        let changes = Some(pdir.join("changes.diff")).filter(|p| p.exists());
+        let vendor_file = pdir.join("vendor");
+        let vendor = if vendor_file.exists() {
+            parse_vendor(&read(&vendor_file)?, &vendor_file)?
+        } else {
+            Vec::new()
+        };
+        if changes.is_none() && vendor.is_empty() {
+            return Err(format!(
+                "{}: has neither changes.diff nor vendor lines: the patch would be empty",
+                pdir.display()
+            ));
+        }
+        patches.push(Patch {
+            name,
+            message,
+            changes,
+            vendor,
+            author,
+        });
+    }
+    Ok(Series {
+        base,
+        cover_subject,
+        cover_body,
+        patches,
+    })
+}
+
+/// Tree paths a git-style diff mentions, with the line each was found on.
+///
+/// Reads `--- a/P`, `+++ b/P`, `rename from P`, `copy from P` and the
+/// `diff --git a/P b/P` header (for mode-only changes). `/dev/null` is
+/// skipped. Paths are validated with [`check_tree_path`].
+pub fn diff_paths(text: &str, file: &Path) -> Result<Vec<(usize, String)>> {
+    let mut out = Vec::new();
+    let mut in_header = false;
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{}:{}", file.display(), i + 1);
+        let mut found: Vec<&str> = Vec::new();
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            in_header = true;
+            let Some((a, b)) = rest.split_once(" b/") else {
+                return Err(format!("{}: cannot read the paths of {line:?}", at()));
+            };
+            let Some(a) = a.strip_prefix("a/") else {
+                return Err(format!("{}: expected `diff --git a/... b/...`", at()));
+            };
+            found.extend([a, b]);
+        } else if line.starts_with("@@") {
+            in_header = false;
+        } else if in_header {
+            for (prefix, strip) in [
+                ("--- ", "a/"),
+                ("+++ ", "b/"),
+                ("rename from ", ""),
+                ("rename to ", ""),
+                ("copy from ", ""),
+                ("copy to ", ""),
+            ] {
+                if let Some(rest) = line.strip_prefix(prefix) {
+                    let rest = rest.split('\t').next().unwrap_or(rest);
+                    if rest == "/dev/null" {
+                        continue;
+                    }
+                    let Some(p) = rest.strip_prefix(strip) else {
+                        return Err(format!(
+                            "{}: expected a git-style path ({strip}...), got {rest:?}",
+                            at()
+                        ));
+                    };
+                    found.push(p);
+                }
+            }
+        }
+        for p in found {
+            check_tree_path(p).map_err(|e| format!("{}: {e}", at()))?;
+            out.push((i + 1, p.to_string()));
+        }
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "{}: no `diff --git` headers: not a git-style diff",
+            file.display()
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f() -> &'static Path {
+        Path::new("kernel/series/x")
+    }
+
+    #[test]
+    fn series_list_comments_and_errors() {
+        let got = parse_series_list("# head\n01-a\n\n02-b  # trailing\n", f()).unwrap();
+        assert_eq!(got, ["01-a", "02-b"]);
+        for (text, want) in [
+            ("a\na\n", "x:2: \"a\" is listed twice"),
+            ("a b\n", "x:1: one patch directory per line"),
+            ("ok\n../up\n", "x:2: \"../up\" is not a directory name"),
+            ("# nothing\n", "x: lists no patches"),
+        ] {
+            let e = parse_series_list(text, f()).unwrap_err();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn vendor_lines_and_errors() {
+        let got = parse_vendor(
+            "# crates\narrayvec kernel/kallsyms_fast/arrayvec\nxxhash-rust k/x # pinned\n",
+            f(),
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            [
+                VendorLine {
+                    package: "arrayvec".into(),
+                    tree_dir: "kernel/kallsyms_fast/arrayvec".into()
+                },
+                VendorLine {
+                    package: "xxhash-rust".into(),
+                    tree_dir: "k/x".into()
+                }
+            ]
+        );
+        for (text, want) in [
+            ("arrayvec\n", "x:1: expected `<cargo package> <tree dir>`"),
+            ("a b c\n", "x:1: expected"),
+            ("a ../b\n", "x:1: \"../b\": not a plain relative path"),
+            ("a /abs\n", "x:1: \"/abs\": not a plain relative path"),
+            ("a k/d/\n", "x:1: \"k/d/\": write the path without"),
+            (
+                "a k/d\nb k/d/e\n",
+                "x:2: k/d/e overlaps k/d (vendored from a)",
+            ),
+            ("a k/d\n\nb k/d\n", "x:3: k/d overlaps"),
+        ] {
+            let e = parse_vendor(text, f()).unwrap_err();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+        // A sibling with a common prefix is not "under".
+        assert!(parse_vendor("a k/d\nb k/dd\n", f()).is_ok());
+    }
+
+    #[test]
+    fn messages() {
+        let (s, b) = parse_message("kallsyms: x\n\nbody 1\n\nbody 2  \n\n", f()).unwrap();
+        assert_eq!(
+            (s.as_str(), b.as_str()),
+            ("kallsyms: x", "body 1\n\nbody 2\n")
+        );
+        assert_eq!(
+            parse_message("only subject\n", f()).unwrap(),
+            ("only subject".into(), String::new())
+        );
+        assert!(parse_message("\nbody\n", f())
+            .unwrap_err()
+            .contains("x:1: the first line (subject) is empty"));
+        assert!(parse_message("s\nbody\n", f())
+            .unwrap_err()
+            .contains("x:2: a blank line must separate"));
+    }
+
+    #[test]
+    fn sign_offs() {
+        let m =
+            "s\n\nbody\n\nSigned-off-by: Jane Q. Doe <jane@example.org>\nSigned-off-by: B <b@x>\n";
+        assert_eq!(
+            first_sign_off(m, f()).unwrap(),
+            Some(("Jane Q. Doe".into(), "jane@example.org".into()))
+        );
+        assert_eq!(first_sign_off("s\n\nno sign-off\n", f()).unwrap(), None);
+        for bad in [
+            "s\n\nSigned-off-by: Jane\n",
+            "s\n\nSigned-off-by: <jane@x>\n",
+            "s\n\nSigned-off-by: Jane <no-at>\n",
+        ] {
+            let e = first_sign_off(bad, f()).unwrap_err();
+            assert!(
+                e.contains("x:3: expected `Signed-off-by: Full Name <email>`"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn base_line_and_version() {
+        let b = parse_base(
+            "\nLinux 6.12.117 (Debian linux-source-6.12 6.12.117-1)\n",
+            f(),
+        )
+        .unwrap();
+        assert_eq!(base_version(&b), Some("6.12.117"));
+        assert_eq!(base_version("Linux 6.12"), Some("6.12"));
+        assert_eq!(base_version("v6.12.117"), None);
+        assert!(parse_base("a\nb\n", f())
+            .unwrap_err()
+            .contains("x:2: the base is one line"));
+        assert!(parse_base("  \n", f()).unwrap_err().contains("x: empty"));
+    }
+
+    #[test]
+    fn paths_of_a_diff() {
+        let d = "\
+diff --git a/init/Kconfig b/init/Kconfig
+index 1..2 100644
+--- a/init/Kconfig
++++ b/init/Kconfig
+@@ -1 +1,2 @@
+--- a/not/a/header
++x
+diff --git a/k/new.c b/k/new.c
+new file mode 100644
+--- /dev/null
++++ b/k/new.c
+@@ -0,0 +1 @@
++y
+";
+        let got: Vec<String> = diff_paths(d, f())
+            .unwrap()
+            .into_iter()
+            .map(|p| p.1)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "init/Kconfig",
+                "init/Kconfig",
+                "init/Kconfig",
+                "init/Kconfig",
+                "k/new.c",
+                "k/new.c",
+                "k/new.c"
+            ]
+        );
+        let bad = "diff --git a/../etc/passwd b/../etc/passwd\n";
+        assert!(diff_paths(bad, f())
+            .unwrap_err()
+            .contains("x:1: \"../etc/passwd\": not a plain relative path"));
+        assert!(diff_paths("just text\n", f())
+            .unwrap_err()
+            .contains("not a git-style diff"));
+        let bad = "diff --git a/x b/x\n--- x\n";
+        assert!(diff_paths(bad, f())
+            .unwrap_err()
+            .contains("x:2: expected a git-style path"));
+    }
+
+    #[test]
+    fn under() {
+        assert!(is_under("a/b", "a/b"));
+        assert!(is_under("a/b/c", "a/b"));
+        assert!(!is_under("a/bc", "a/b"));
+        assert!(!is_under("a", "a/b"));
+    }
+}
