@@ -30,7 +30,7 @@ fn vendored_differences(
     let mut out = Vec::new();
     for v in &p.vendor {
         let krate = meta.find(&v.package)?;
-        vendor::copy_into(&krate, tmp.path(), &v.tree_dir)?;
+        vendor::copy_into(&krate, tmp.path(), &v.tree_dir, &v.exclude)?;
         let want: BTreeSet<String> = list_files(tmp.path(), &v.tree_dir)?;
         let have: BTreeSet<String> =
             git_out(dir, ["ls-tree", "-r", "--name-only", c, "--", &v.tree_dir])?

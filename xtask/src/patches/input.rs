@@ -16,6 +16,9 @@ pub struct VendorLine {
     pub package: String,
     /// Directory in the kernel tree that receives the crate's `src/`.
     pub tree_dir: String,
+    /// Paths under `src/` (files or directories) left out: the parts of a
+    /// crate the kernel build never compiles (`-parse`, `-mirror.rs`).
+    pub exclude: Vec<String>,
 }
 
 /// One patch of the series: a directory under the series directory.
@@ -120,7 +123,8 @@ pub fn parse_series_list(text: &str, file: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Parse a `vendor` file: `<cargo package> <tree dir>` per line.
+/// Parse a `vendor` file: `<cargo package> <tree dir> [-<path under src/>...]`
+/// per line.
 pub fn parse_vendor(text: &str, file: &Path) -> Result<Vec<VendorLine>> {
     let mut out: Vec<VendorLine> = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -130,12 +134,23 @@ pub fn parse_vendor(text: &str, file: &Path) -> Result<Vec<VendorLine>> {
             continue;
         }
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let [package, tree_dir] = fields[..] else {
+        let [package, tree_dir, ref rest @ ..] = fields[..] else {
             return Err(format!(
-                "{}: expected `<cargo package> <tree dir>`, got {line:?}",
+                "{}: expected `<cargo package> <tree dir> [-<path>...]`, got {line:?}",
                 at()
             ));
         };
+        let mut exclude = Vec::new();
+        for f in rest {
+            let Some(path) = f.strip_prefix('-') else {
+                return Err(format!(
+                    "{}: {f:?}: only `-<path under src/>` may follow the tree dir",
+                    at()
+                ));
+            };
+            check_tree_path(path).map_err(|e| format!("{}: {e}", at()))?;
+            exclude.push(path.to_string());
+        }
         check_tree_path(tree_dir).map_err(|e| format!("{}: {e}", at()))?;
         for prev in &out {
             if prev.tree_dir == tree_dir
@@ -153,6 +168,7 @@ pub fn parse_vendor(text: &str, file: &Path) -> Result<Vec<VendorLine>> {
         out.push(VendorLine {
             package: package.to_string(),
             tree_dir: tree_dir.to_string(),
+            exclude,
         });
     }
     Ok(out)
@@ -410,7 +426,7 @@ mod tests {
     #[test]
     fn vendor_lines_and_errors() {
         let got = parse_vendor(
-            "# crates\narrayvec kernel/kallsyms_fast/arrayvec\nxxhash-rust k/x # pinned\n",
+            "# crates\narrayvec kernel/kallsyms_fast/arrayvec\nxxhash-rust k/x -a.rs -d/e # pinned\n",
             f(),
         )
         .unwrap();
@@ -419,17 +435,20 @@ mod tests {
             [
                 VendorLine {
                     package: "arrayvec".into(),
-                    tree_dir: "kernel/kallsyms_fast/arrayvec".into()
+                    tree_dir: "kernel/kallsyms_fast/arrayvec".into(),
+                    exclude: vec![],
                 },
                 VendorLine {
                     package: "xxhash-rust".into(),
-                    tree_dir: "k/x".into()
+                    tree_dir: "k/x".into(),
+                    exclude: vec!["a.rs".into(), "d/e".into()],
                 }
             ]
         );
         for (text, want) in [
-            ("arrayvec\n", "x:1: expected `<cargo package> <tree dir>`"),
-            ("a b c\n", "x:1: expected"),
+            ("arrayvec\n", "x:1: expected `<cargo package> <tree dir>"),
+            ("a b c\n", "x:1: \"c\": only `-<path under src/>`"),
+            ("a b -../c\n", "x:1: \"../c\": not a plain relative path"),
             ("a ../b\n", "x:1: \"../b\": not a plain relative path"),
             ("a /abs\n", "x:1: \"/abs\": not a plain relative path"),
             ("a k/d/\n", "x:1: \"k/d/\": write the path without"),

@@ -200,7 +200,7 @@ pub fn generate(series_dir: &Path) -> Result<Generated> {
             let c = meta
                 .find(&v.package)
                 .map_err(|e| format!("{}/vendor: {e}", series_dir.join(&p.name).display()))?;
-            let copied = vendor::copy_into(&c, &scratch.tree, &v.tree_dir)?;
+            let copied = vendor::copy_into(&c, &scratch.tree, &v.tree_dir, &v.exclude)?;
             git_out(&scratch.tree, ["add", "-A", "-f", "--", &v.tree_dir])?;
             // Re-vendoring identical sources changes nothing: not listed.
             let same = scratch::git(&scratch.tree)

@@ -276,17 +276,25 @@ pub fn license_files(c: &Crate) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Replace `tree/<tree_dir>` with a fresh copy of the crate.
+/// Replace `tree/<tree_dir>` with a fresh copy of the crate, leaving out
+/// the `exclude`d paths under `src/` (files, or directories and all
+/// below them).
 ///
 /// The directory is removed first, so files the crate no longer has show as
 /// deletions when a later patch re-vendors updated sources.
-pub fn copy_into(c: &Crate, tree: &Path, tree_dir: &str) -> Result<Copied> {
+pub fn copy_into(c: &Crate, tree: &Path, tree_dir: &str, exclude: &[String]) -> Result<Copied> {
     let dest = tree.join(tree_dir);
     if dest.exists() {
         fs::remove_dir_all(&dest).map_err(|e| format!("cannot remove {}: {e}", dest.display()))?;
     }
     let src = c.dir.join("src");
-    let files = rs_files(&src)?;
+    let mut files = rs_files(&src)?;
+    files.retain(|rel| {
+        let rel = rel.to_string_lossy();
+        !exclude
+            .iter()
+            .any(|x| crate::patches::input::is_under(&rel, x))
+    });
     if files.is_empty() {
         return Err(format!("{}: no .rs files to vendor", src.display()));
     }
@@ -422,7 +430,7 @@ mod tests {
         let tree = tmp.path().join("tree");
         fs::create_dir_all(tree.join("k/demo")).unwrap();
         fs::write(tree.join("k/demo/stale.rs"), "old\n").unwrap();
-        let got = copy_into(&c, &tree, "k/demo").unwrap();
+        let got = copy_into(&c, &tree, "k/demo", &[]).unwrap();
         assert_eq!((got.rs_files, got.spdx_added), (2, 1));
         assert_eq!(got.licenses, ["LICENSE-MIT"]);
         let mut listed: Vec<String> = fs::read_dir(tree.join("k/demo"))
@@ -439,6 +447,11 @@ mod tests {
             rs_files(&krate.join("src")).unwrap(),
             [PathBuf::from("lib.rs"), PathBuf::from("sub/mod.rs")]
         );
+        // An excluded directory is left out with everything below it.
+        let got = copy_into(&c, &tree, "k/demo", &["sub".into()]).unwrap();
+        assert_eq!(got.rs_files, 1);
+        assert!(!tree.join("k/demo/sub").exists());
+        assert!(tree.join("k/demo/lib.rs").exists());
         std::os::unix::fs::symlink("..", krate.join("src/sub/up")).unwrap();
         let e = rs_files(&krate.join("src")).unwrap_err();
         assert!(e.ends_with("src/sub/up: a symlink: not followed"), "{e}");
