@@ -1,6 +1,7 @@
 //! Paths and tool locations shared by all subcommands.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Debian package whose tarball provides the kernel source.
 pub const KERNEL_SRC_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
@@ -35,14 +36,45 @@ pub fn cargo() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("cargo"))
 }
 
-/// Directory the unpacked kernel source lives in.
-pub fn kernel_src() -> PathBuf {
+/// Whether this process works on the patched kernel (the
+/// `CONFIG_KALLSYMS_FAST` series applied) instead of the stock test kernel.
+static PATCHED: AtomicBool = AtomicBool::new(false);
+
+/// Switch every path below to the patched kernel: its source tree, build
+/// directory, guest artefacts and run logs, so that the stock suites
+/// (`guest-test`) run unchanged against it, and nothing of the stock
+/// kernel's is rebuilt or overwritten.
+pub fn use_patched_kernel() {
+    PATCHED.store(true, Ordering::Relaxed);
+}
+
+/// Whether [`use_patched_kernel`] was called.
+pub fn patched() -> bool {
+    PATCHED.load(Ordering::Relaxed)
+}
+
+/// The pristine source unpacked from Debian's tarball.
+pub fn pristine_src() -> PathBuf {
     cache_dir().join("src").join(KERNEL_SRC_DIRNAME)
+}
+
+/// The pristine source with the series applied (`fast.rs` makes it).
+pub fn patched_src() -> PathBuf {
+    cache_dir().join("fast-src").join(KERNEL_SRC_DIRNAME)
+}
+
+/// Directory the kernel source lives in.
+pub fn kernel_src() -> PathBuf {
+    if patched() {
+        patched_src()
+    } else {
+        pristine_src()
+    }
 }
 
 /// The kernel's `O=` build directory.
 pub fn kernel_build() -> PathBuf {
-    cache_dir().join("build")
+    cache_dir().join(if patched() { "fast-build" } else { "build" })
 }
 
 /// Cargo install root for bindgen-cli.
@@ -68,12 +100,14 @@ pub fn work_dir() -> PathBuf {
 
 /// Working area for guest artefacts (modules, initramfs, agent).
 pub fn guest_dir() -> PathBuf {
-    work_dir().join("guest")
+    work_dir().join(if patched() { "fast-guest" } else { "guest" })
 }
 
 /// Directory for the last guest run (console log, result channel, capture).
 pub fn run_dir() -> PathBuf {
-    work_dir().join("runs").join("latest")
+    work_dir()
+        .join("runs")
+        .join(if patched() { "fast-latest" } else { "latest" })
 }
 
 /// `PATH` with `/usr/bin` first, as the kernel's Rust build needs.

@@ -18,6 +18,20 @@ pub fn fragment_path() -> PathBuf {
     env::repo_root().join("kernel").join("test-kernel.config")
 }
 
+/// What the patched kernel adds to the test kernel's fragment.
+pub fn fast_fragment_path() -> PathBuf {
+    env::repo_root().join("kernel").join("fast-kernel.config")
+}
+
+/// The fragments this kernel is configured from, in merge order.
+fn fragment_paths() -> Vec<PathBuf> {
+    let mut v = vec![fragment_path()];
+    if env::patched() {
+        v.push(fast_fragment_path());
+    }
+    v
+}
+
 /// The built kernel image.
 pub fn bzimage() -> PathBuf {
     env::kernel_build().join("arch/x86/boot/bzImage")
@@ -47,7 +61,7 @@ fn write(path: &Path, data: &str) -> Result<()> {
 }
 
 fn unpack(id: &str) -> Result<bool> {
-    let src = env::kernel_src();
+    let src = env::pristine_src();
     let parent = src.parent().expect("kernel source has a parent");
     let stamp = parent.join(UNPACK_STAMP);
     if src.join("Makefile").exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(id) {
@@ -104,7 +118,7 @@ fn configure(stamp_val: &str, fragment: &str) -> Result<()> {
         .arg("-O")
         .arg(&build)
         .arg(&dot_config)
-        .arg(fragment_path());
+        .args(fragment_paths());
     run::output(&mut merge)?;
     run::status(&mut make(&["-s", "olddefconfig"]))?;
     let cfg = fs::read_to_string(&dot_config)
@@ -118,7 +132,11 @@ fn configure(stamp_val: &str, fragment: &str) -> Result<()> {
         };
         return Err(format!(
             "options from {} did not stick after merging:\n  {}{hint}",
-            fragment_path().display(),
+            fragment_paths()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" + "),
             bad.join("\n  ")
         ));
     }
@@ -156,7 +174,7 @@ pub fn ensure_source() -> Result<PathBuf> {
     if unpack(&tarball_id()?)? {
         eprintln!("kernel: unpacked in {:.1?}", t.elapsed());
     }
-    Ok(env::kernel_src())
+    Ok(env::pristine_src())
 }
 
 /// Unpack, configure and build bzImage + modules.
@@ -167,8 +185,17 @@ pub fn run() -> Result<()> {
     if unpack(&id)? {
         eprintln!("kernel: unpacked in {:.1?}", t.elapsed());
     }
-    let fragment = fs::read_to_string(fragment_path())
-        .map_err(|e| format!("cannot read {}: {e}", fragment_path().display()))?;
+    let mut id = id;
+    if env::patched() {
+        id.push_str(&crate::fast::prepare_tree()?);
+    }
+    let mut fragment = String::new();
+    for p in fragment_paths() {
+        fragment.push_str(
+            &fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+        );
+        fragment.push('\n');
+    }
     let stamp = format!("{:016x} {id}", run::fnv1a(fragment.as_bytes()));
     configure(&stamp, &fragment)?;
     let tb = Instant::now();

@@ -11,6 +11,9 @@
 //!   kernel/series/ and the crates (`--check`, `--apply`, `--export`).
 //! - `lint`: clippy over the shim as Kbuild builds it, checkpatch on its C,
 //!   rustdoc with warnings denied.
+//! - `patches`: generate (or `--check`) the `CONFIG_KALLSYMS_FAST` series.
+//! - `fast-test`: apply the series, build and boot the patched kernel:
+//!   KUnit, in-kernel benchmark, module cycles, the mirror suite.
 //!
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
@@ -18,6 +21,7 @@
 mod channel;
 mod compare;
 mod env;
+mod fast;
 mod gen_many;
 mod guest_test;
 mod initramfs;
@@ -77,6 +81,9 @@ enum Cmd {
     /// Generate patches/kallsyms-fast/ from kernel/series/ and the crates;
     /// --check compares, --apply DIR runs git am, --export DIR writes back.
     Patches(patches::Options),
+    /// The CONFIG_KALLSYMS_FAST series on a real kernel: apply, build,
+    /// boot (KUnit, bench, module cycles under load), mirror suite.
+    FastTest(fast::Options),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -99,6 +106,7 @@ fn main() -> ExitCode {
         Cmd::Test(o) => test_all(&o),
         Cmd::Lint => lint::run(),
         Cmd::Patches(o) => patches::run(&o),
+        Cmd::FastTest(o) => fast::run(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -154,7 +162,9 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     // The shim suite runs even when the mirror failed, so one run reports
     // both; the worse exit code wins.
     let shim = shim_test::run(&shim_test::Options::default())?;
-    Ok(mirror.max(shim))
+    // Last: it switches this process to the patched kernel's paths.
+    let fast = fast::run(&fast::Options::default())?;
+    Ok(mirror.max(shim).max(fast))
 }
 
 #[cfg(test)]

@@ -268,7 +268,7 @@ const CONSOLE_FAULTS: &[&str] = &[
 ];
 
 /// The console lines with any of [`CONSOLE_FAULTS`] (the first ten).
-fn console_faults(console: &str) -> Vec<String> {
+pub(crate) fn console_faults(console: &str) -> Vec<String> {
     console
         .lines()
         .filter_map(|line| {

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the patched-kernel guest (packed by `cargo xtask fast-test`).
+# Console: ttyS0 (the host fails the run on any splat there). Result
+# channel: ttyS1, plain lines, the last one "KFAST-VERDICT <ok | reason>".
+#
+# 1. The KUnit suite ran at boot (core symbols); its output is copied.
+# 2. ksym_many (60,800 functions) is loaded; the suite runs again, now
+#    comparing module symbols too.
+# 3. The in-kernel benchmark runs (QEMU TCG: the ratios are TCG's).
+# 4. 20 cycles of unload + load of ksym_many while both CPUs read every
+#    task's wchan and stack (%pB) in a loop; then the suite runs a third
+#    time, which also checks the wchan cache after the reloads.
+export PATH=/bin
+D=/sys/kernel/debug/kallsyms_fast
+K=/sys/kernel/debug/kunit/kallsyms_fast
+R=/dev/ttyS1
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug
+stty -F $R raw -echo 2>/dev/null
+
+verdict=ok
+fail() {
+	[ "$verdict" = ok ] && verdict="$*"
+	echo "fail: $*"
+}
+
+kunit() {
+	echo > $K/run || fail "cannot run the KUnit suite"
+	cat $K/results
+}
+
+{
+	echo "# boot"
+	dmesg | sed -n 's/^\[[ 0-9.]*\] //p' | grep -E 'kallsyms_fast|^ *(ok|not ok) '
+	insmod /lib/modules/ksym_many.ko nr_threads=16 || fail "insmod ksym_many"
+	echo "# ksym_many loaded"
+	kunit
+
+	echo "# bench (QEMU TCG)"
+	echo 1 > $D/bench || fail "bench"
+	cat $D/bench
+
+	kfast-shim-guest sleepers 64 &
+	sleepers=$!
+	(while true; do cat /proc/[0-9]*/wchan > /dev/null 2>&1; done) &
+	load1=$!
+	(while true; do cat /proc/[0-9]*/stack > /dev/null 2>&1; done) &
+	load2=$!
+	n=0
+	for i in $(seq 20); do
+		rmmod ksym_many || { fail "rmmod ksym_many (cycle $i)"; break; }
+		insmod /lib/modules/ksym_many.ko nr_threads=16 ||
+			{ fail "insmod ksym_many (cycle $i)"; break; }
+		n=$i
+	done
+	echo "cycles: $n of 20"
+	kill $load1 $load2 $sleepers
+	echo "# after the cycles"
+	kunit
+	echo "KFAST-VERDICT $verdict"
+} > $R 2>&1
+sync
+code=0
+[ "$verdict" = ok ] || code=1
+/bin/kfast-guest --exit $code
+echo b > /proc/sysrq-trigger

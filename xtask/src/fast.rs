@@ -1,0 +1,324 @@
+//! `cargo xtask fast-test`: the `CONFIG_KALLSYMS_FAST` series on a real
+//! kernel.
+//!
+//! 1. The committed series (`patches/kallsyms-fast/`) is applied to a copy
+//!    of the pristine tree (`$KFAST_CACHE/fast-src`), as a user would apply
+//!    it, and built for x86_64 with the test kernel's fragment plus
+//!    `kernel/fast-kernel.config` into `$KFAST_CACHE/fast-build`.
+//! 2. The patched kernel boots in QEMU (2 CPUs, lockdep) with
+//!    `kernel/guest/fast-init.sh`: the KUnit suite runs at boot and again
+//!    after modules are loaded (every core and module symbol, fast against
+//!    stock), the in-kernel benchmark runs (TCG numbers, labelled so), and
+//!    20 load/unload cycles of a 60,000-symbol module run under wchan and
+//!    `%pS` (`/proc/PID/stack`) load from both CPUs. Any failed KUnit
+//!    case, splat or missing step fails the run.
+//! 3. The mirror-vs-kernel guest suite (`guest-test`) runs unchanged
+//!    against the patched kernel: 0 mismatches, as on the stock kernel.
+//!
+//! Every path switches to the patched kernel's own (`env::use_patched_kernel`),
+//! so nothing of the stock kernel's is rebuilt or overwritten.
+
+use crate::{env, guest_test, initramfs, kernel, modules, qemu, run, shim_test, Result};
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// busybox applets `kernel/guest/fast-init.sh` uses.
+const APPLETS: &[&str] = &[
+    "sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "stty", "dmesg", "sed", "grep",
+    "kill", "sync", "seq", "true",
+];
+
+/// The stamp beside the patched tree: the series' identity, then the
+/// files it touches (one per line).
+const SERIES_STAMP: &str = ".kfast-series";
+
+/// Command-line options of `fast-test`.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// Hard timeout for the patched kernel's own guest run, in seconds.
+    #[arg(long, value_name = "SECS", default_value = "1800", value_parser = crate::secs)]
+    pub timeout: Duration,
+    /// Skip the mirror-vs-kernel suite on the patched kernel.
+    #[arg(long)]
+    pub no_mirror: bool,
+}
+
+impl Default for Options {
+    /// What `cargo xtask test` runs.
+    fn default() -> Self {
+        Options {
+            timeout: Duration::from_secs(1800),
+            no_mirror: false,
+        }
+    }
+}
+
+/// The series' patch files, in order, without the cover letter.
+fn series_patches() -> Result<Vec<PathBuf>> {
+    let dir = env::repo_root().join("patches").join("kallsyms-fast");
+    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e} (run `cargo xtask patches`)", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "patch")
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("0000-"))
+        })
+        .collect();
+    v.sort();
+    if v.is_empty() {
+        return Err(format!("{}: no patches", dir.display()));
+    }
+    Ok(v)
+}
+
+/// The tree paths a patch creates or changes (`+++ b/<path>` lines).
+fn touched_paths(patch: &str) -> Vec<String> {
+    patch
+        .lines()
+        .filter_map(|l| l.strip_prefix("+++ b/"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Applies the committed series to a fresh copy of the pristine tree,
+/// unless the copy already carries exactly this series. Returns the
+/// series' identity for the configuration stamp.
+///
+/// The copy keeps the pristine files' times (`cp -a`), and every file the
+/// new or the previous series touches is touched, so the incremental
+/// build in `fast-build` recompiles exactly what changed.
+pub fn prepare_tree() -> Result<String> {
+    let patches = series_patches()?;
+    let mut all = Vec::new();
+    let mut touched = Vec::new();
+    for p in &patches {
+        let text = fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        touched.extend(touched_paths(&text));
+        all.extend_from_slice(text.as_bytes());
+    }
+    let id = format!(" series {:016x}", run::fnv1a(&all));
+    let dst = env::patched_src();
+    let parent = dst.parent().ok_or("patched tree has no parent")?;
+    let stamp = parent.join(SERIES_STAMP);
+    let old = fs::read_to_string(&stamp).unwrap_or_default();
+    if dst.join("Makefile").exists() && old.lines().next() == Some(id.as_str()) {
+        return Ok(id);
+    }
+    let t = Instant::now();
+    if parent.exists() {
+        fs::remove_dir_all(parent)
+            .map_err(|e| format!("cannot remove {}: {e}", parent.display()))?;
+    }
+    fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    run::status(
+        Command::new("cp")
+            .arg("-a")
+            .arg(env::pristine_src())
+            .arg(parent),
+    )?;
+    for p in &patches {
+        // GIT_CEILING_DIRECTORIES: never let git find a repository above
+        // the cache and apply relative to it.
+        run::status(
+            Command::new("git")
+                .current_dir(&dst)
+                .env("GIT_CEILING_DIRECTORIES", parent)
+                .args(["apply", "--whitespace=nowarn"])
+                .arg(p),
+        )
+        .map_err(|e| format!("applying {}: {e}", p.display()))?;
+    }
+    let mut touch: Vec<String> = touched.clone();
+    touch.extend(old.lines().skip(1).map(str::to_string));
+    touch.sort();
+    touch.dedup();
+    let existing: Vec<PathBuf> = touch
+        .iter()
+        .map(|f| dst.join(f))
+        .filter(|p| p.exists())
+        .collect();
+    if !existing.is_empty() {
+        run::status(Command::new("touch").args(&existing))?;
+    }
+    let mut text = id.clone();
+    for f in &touched {
+        text.push('\n');
+        text.push_str(f);
+    }
+    text.push('\n');
+    fs::write(&stamp, text).map_err(|e| format!("{}: {e}", stamp.display()))?;
+    eprintln!(
+        "fast: applied {} patches to {} in {:.1?}",
+        patches.len(),
+        dst.display(),
+        t.elapsed()
+    );
+    Ok(id)
+}
+
+/// The patched kernel's own guest run: KUnit, bench, module cycles.
+fn guest_run(timeout: Duration) -> Result<u8> {
+    let kos = modules::build_these(&["ksym_many"])?;
+    let agent = initramfs::build_agent()?;
+    let helper = initramfs::build_static("xtask", "kfast-shim-guest")?;
+    let initrd = initramfs::pack(&initramfs::Spec {
+        init: "kernel/guest/fast-init.sh",
+        applets: APPLETS,
+        bins: &[("kfast-guest", &agent), ("kfast-shim-guest", &helper)],
+        modules: &kos,
+        out: "fast-initramfs.cpio",
+    })?;
+    let dir = env::run_dir().with_file_name("fast-guest");
+    if dir.exists() {
+        fs::remove_dir_all(&dir).map_err(|e| format!("cannot clean {}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let boot = qemu::boot(&kernel::bzimage(), &initrd, &dir, timeout, "")?;
+    let console = fs::read_to_string(&boot.console).unwrap_or_default();
+    let result = fs::read_to_string(&boot.result).unwrap_or_default();
+    let mut failures = Vec::new();
+    if boot.timed_out {
+        failures.push(format!("timed out after {}s", timeout.as_secs()));
+    }
+    failures.extend(shim_test::console_faults(&console));
+    failures.extend(check_result(&result));
+    print_report(&result);
+    if failures.is_empty() {
+        eprintln!(
+            "fast-test: patched kernel guest PASS in {:.1?}",
+            boot.elapsed
+        );
+        Ok(0)
+    } else {
+        eprintln!(
+            "fast-test: patched kernel guest FAIL:\n  {}\n  console: {}\n  results: {}",
+            failures.join("\n  "),
+            boot.console.display(),
+            boot.result.display()
+        );
+        Ok(1)
+    }
+}
+
+/// The lines of the result channel worth showing: KUnit totals, the
+/// benchmark tables, the cycle summary.
+fn print_report(result: &str) {
+    for l in result.lines() {
+        if l.starts_with("# kallsyms_fast_test")
+            || l.contains("symbols:")
+            || l.starts_with("bench")
+            || l.starts_with("cycles")
+            || l.starts_with("# ")
+            || l.starts_with("core")
+            || l.starts_with("module")
+            || l.starts_with("sprint")
+            || l.starts_with("case")
+        {
+            eprintln!("fast-test: {l}");
+        }
+    }
+}
+
+/// What the result channel must show: the verdict, both KUnit runs
+/// passing with module symbols compared the second time, the bench
+/// table, all 20 cycles.
+fn check_result(result: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let has = |s: &str| result.lines().any(|l| l.contains(s));
+    if !result
+        .lines()
+        .any(|l| l.starts_with(qemu::VERDICT) && l.ends_with("ok"))
+    {
+        bad.push("no `ok` verdict on the result channel".to_string());
+    }
+    let kunit_ok = result
+        .lines()
+        .filter(|l| l.trim_start() == "ok 1 kallsyms_fast")
+        .count();
+    if kunit_ok < 3 {
+        bad.push(format!(
+            "KUnit suite passed {kunit_ok} times, want 3 (boot, module loaded, after the cycles)"
+        ));
+    }
+    if result.lines().any(|l| l.trim_start().starts_with("not ok")) {
+        bad.push("a KUnit case failed".to_string());
+    }
+    let module_lines: Vec<&str> = result
+        .lines()
+        .filter(|l| l.contains("module symbols:"))
+        .collect();
+    let compared = module_lines.iter().any(|l| {
+        l.split("module symbols: ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n >= 8192)
+    });
+    if !compared {
+        bad.push("KUnit did not compare the module's symbols (>= 8192 addresses)".to_string());
+    }
+    if !has("sprint-module") {
+        bad.push("no benchmark table".to_string());
+    }
+    if !has("cycles: 20 of 20") {
+        bad.push("the 20 load/unload cycles did not all run".to_string());
+    }
+    bad
+}
+
+/// `cargo xtask fast-test`.
+pub fn run(opts: &Options) -> Result<u8> {
+    let t = Instant::now();
+    env::use_patched_kernel();
+    kernel::run()?;
+    eprintln!("fast-test: patched kernel built in {:.1?}", t.elapsed());
+    let own = guest_run(opts.timeout)?;
+    if own != 0 {
+        return Ok(own);
+    }
+    if opts.no_mirror {
+        return Ok(0);
+    }
+    let code = guest_test::run(&guest_test::Options {
+        timeout: Duration::from_secs(1500),
+        extra_cmdline: String::new(),
+    })?;
+    eprintln!(
+        "fast-test: mirror vs patched kernel exit {code}; total {:.1?}",
+        t.elapsed()
+    );
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touched_paths_are_the_plus_side() {
+        let p = "--- a/kernel/kallsyms.c\n+++ b/kernel/kallsyms.c\n@@ -1 +1 @@\n\
+                 --- /dev/null\n+++ b/kernel/kallsyms_fast/bench.c\n";
+        assert_eq!(
+            touched_paths(p),
+            ["kernel/kallsyms.c", "kernel/kallsyms_fast/bench.c"]
+        );
+    }
+
+    #[test]
+    fn results_need_every_step() {
+        let good = "ok 1 kallsyms_fast\n    # kallsyms_fast_test_modules: module symbols: \
+                    12000 addresses, 0 mismatches\nok 1 kallsyms_fast\nsprint-module 4096 1 1\n\
+                    cycles: 20 of 20\nok 1 kallsyms_fast\nKFAST-VERDICT ok\n";
+        assert!(check_result(good).is_empty(), "{:?}", check_result(good));
+        let bad = good.replace("cycles: 20 of 20", "cycles: 7 of 20");
+        assert_eq!(check_result(&bad).len(), 1);
+        let bad = good.replace("12000", "12");
+        assert_eq!(check_result(&bad).len(), 1);
+        let bad = format!("{good}    not ok 2 kallsyms_fast_test_modules\n");
+        assert_eq!(check_result(&bad).len(), 1);
+    }
+}
