@@ -256,10 +256,10 @@ fn check_result(result: &str) -> Vec<String> {
             .nth(1)
             .and_then(|r| r.split_whitespace().next())
             .and_then(|n| n.parse::<u64>().ok())
-            .is_some_and(|n| n >= 8192)
+            .is_some_and(|n| n >= 2048)
     });
     if !compared {
-        bad.push("KUnit did not compare the module's symbols (>= 8192 addresses)".to_string());
+        bad.push("KUnit did not compare the module's symbols (>= 2048 addresses)".to_string());
     }
     if !has("sprint-module") {
         bad.push("no benchmark table".to_string());
