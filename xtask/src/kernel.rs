@@ -149,6 +149,13 @@ pub fn check_tools() -> Result<()> {
     Ok(())
 }
 
+/// Unpack the stock source tree if it is missing or stale (the UML build
+/// uses the same tree).
+pub fn ensure_unpacked() -> Result<()> {
+    let id = tarball_id()?;
+    unpack(&id).map(|_| ())
+}
+
 /// Unpack, configure and build bzImage + modules.
 pub fn run() -> Result<()> {
     check_tools()?;

@@ -7,6 +7,10 @@
 //!   compare the userspace mirror against the kernel's `sprint_symbol()`.
 //! - `test`: `cargo test --workspace`, setup, the host tests that need its
 //!   kernel tree or root (`--ignored`), then all of the above.
+//! - `uml`: configure and build a User-Mode Linux kernel (`--tree`,
+//!   `--build` for a patched tree).
+//! - `uml-test`: build it, boot it on a hostfs root and run the
+//!   mirror-vs-kernel comparison there.
 //! - `lint`: clippy over the shim as Kbuild builds it, checkpatch on its C,
 //!   rustdoc with warnings denied.
 //!
@@ -27,6 +31,8 @@ mod qemu;
 mod run;
 mod setup;
 mod shim_test;
+mod uml;
+mod uml_test;
 mod wchan_check;
 
 use std::path::PathBuf;
@@ -58,11 +64,15 @@ enum Cmd {
     /// Build test modules + initramfs, boot QEMU, compare mirror vs kernel.
     GuestTest(guest_test::Options),
     /// cargo test --workspace, setup, kernel, the --ignored host tests that
-    /// need its tree or root, guest-test and shim-test.
+    /// need its tree or root, guest-test, shim-test and uml-test.
     Test(guest_test::Options),
     /// Boot with kmod-shim: wchan identity, refusals, contexts, load
     /// cycles, timings.
     ShimTest(shim_test::Options),
+    /// Configure and build a User-Mode Linux kernel (incremental).
+    Uml(uml::BuildOptions),
+    /// Build the UML kernel, boot it, compare mirror vs kernel there.
+    UmlTest(uml_test::Options),
     /// Rerun mirror-vs-kernel on a capture.
     Compare {
         /// The capture directory (default: the last guest run's).
@@ -91,6 +101,8 @@ fn main() -> ExitCode {
         Cmd::Compare { dir } => guest_test::compare_only(dir.as_deref()),
         Cmd::ShimTest(o) => shim_test::run(&o),
         Cmd::Test(o) => test_all(&o),
+        Cmd::Uml(o) => uml::run_build(&o),
+        Cmd::UmlTest(o) => uml_test::run(&o),
         Cmd::Lint => lint::run(),
     };
     match res {
@@ -134,7 +146,11 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     // The shim suite runs even when the mirror failed, so one run reports
     // both; the worse exit code wins.
     let shim = shim_test::run(&shim_test::Options::default())?;
-    Ok(mirror.max(shim))
+    // UML after the shim suite: the same mirror check on a kernel whose
+    // table differs from x86_64's (lowercase types, init text below
+    // `_stext`, no per-CPU section).
+    let uml = uml_test::run(&uml_test::Options::ci())?;
+    Ok(mirror.max(shim).max(uml))
 }
 
 #[cfg(test)]
@@ -168,6 +184,17 @@ mod tests {
             panic!("guest-test options did not parse");
         };
         assert_eq!((o.timeout.as_secs(), o.extra_cmdline.as_str()), (60, "a=1"));
+        let Ok(Cmd::Uml(u)) = parse(&["uml", "--tree", "/t", "--build", "/b"]) else {
+            panic!("uml options did not parse");
+        };
+        assert_eq!(
+            (u.tree, u.build),
+            (Some(PathBuf::from("/t")), Some(PathBuf::from("/b")))
+        );
+        let Ok(Cmd::UmlTest(t)) = parse(&["uml-test", "--timeout", "30", "--build", "/b"]) else {
+            panic!("uml-test options did not parse");
+        };
+        assert!(format!("{t:?}").contains("timeout: 30s"), "{t:?}");
         let Ok(Cmd::Compare { dir }) = parse(&["compare", "/x"]) else {
             panic!("compare did not parse");
         };
@@ -176,6 +203,8 @@ mod tests {
             &["guest-test", "--timeout", "soon"][..],
             &["test", "--strict-modules"],
             &["shim-test", "--cycles"],
+            &["uml", "--tree"],
+            &["uml-test", "--timeout", "-1"],
             &["bogus"],
             &[],
         ] {
