@@ -318,16 +318,19 @@ pub fn boot(image: &Path, root: &Path, extra: &str, timeout: Duration, dir: &Pat
         .map_err(|e| format!("cannot start {}: {e}", image.display()))?;
     let pgid = child.id() as libc::pid_t;
     let mut timed_out = false;
-    let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-            break Some(st);
+    // Poll without reaping (WNOWAIT): while the leader is a zombie its pid
+    // stays ours, so the group kill below cannot hit a process that got a
+    // recycled pid.
+    loop {
+        if exited_unreaped(pgid)? {
+            break;
         }
         if t.elapsed() > timeout {
             timed_out = true;
-            break None;
+            break;
         }
         std::thread::sleep(Duration::from_millis(50));
-    };
+    }
     let elapsed = t.elapsed();
     // Whatever happened, no helper of this run may outlive it.
     // SAFETY: kill(2) with a negative pid signals the process group we
@@ -335,9 +338,8 @@ pub fn boot(image: &Path, root: &Path, extra: &str, timeout: Duration, dir: &Pat
     unsafe {
         libc::kill(-pgid, libc::SIGKILL);
     }
-    if status.is_none() {
-        let _ = child.wait();
-    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let status = (!timed_out).then_some(status);
     let out = dir.join("out");
     fs::rename(root.join("out"), &out).map_err(|e| {
         format!(
@@ -357,6 +359,27 @@ pub fn boot(image: &Path, root: &Path, extra: &str, timeout: Duration, dir: &Pat
         timed_out,
         exit_code: status.and_then(|s| s.code()),
     })
+}
+
+/// Whether process `pid` (our child) has exited, leaving it unreaped.
+fn exited_unreaped(pid: libc::pid_t) -> Result<bool> {
+    // SAFETY: an all-zero siginfo_t is a valid value for waitid to fill.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid writes only into `info`, which lives across the call;
+    // `pid` is our own child.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if rc != 0 {
+        return Err(format!("waitid: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: waitid filled `info` (si_pid stays 0 when nothing exited).
+    Ok(unsafe { info.si_pid() } != 0)
 }
 
 /// Console lines that mean the kernel went wrong, whatever the job says.

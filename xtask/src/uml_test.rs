@@ -122,5 +122,5 @@ pub fn run(o: &Options) -> Result<u8> {
     }
     let outcome = compare::compare_with(&capture, &dir.join("report.txt"), false)?;
     eprintln!("uml-test: total {:.1?}", t.elapsed());
-    Ok(guest_test::judge(outcome, &capture))
+    Ok(guest_test::judge("uml-test", outcome, &capture))
 }
