@@ -184,12 +184,18 @@ mod tests {
             panic!("guest-test options did not parse");
         };
         assert_eq!((o.timeout.as_secs(), o.extra_cmdline.as_str()), (60, "a=1"));
-        let Ok(Cmd::Uml(u)) = parse(&["uml", "--tree", "/t", "--build", "/b"]) else {
+        let Ok(Cmd::Uml(u)) = parse(&[
+            "uml", "--tree", "/t", "--build", "/b", "--config", "/f1", "--config", "/f2",
+        ]) else {
             panic!("uml options did not parse");
         };
         assert_eq!(
-            (u.tree, u.build),
-            (Some(PathBuf::from("/t")), Some(PathBuf::from("/b")))
+            (u.tree, u.build, u.fragments),
+            (
+                Some(PathBuf::from("/t")),
+                Some(PathBuf::from("/b")),
+                vec![PathBuf::from("/f1"), PathBuf::from("/f2")]
+            )
         );
         let Ok(Cmd::UmlTest(t)) = parse(&["uml-test", "--timeout", "30", "--build", "/b"]) else {
             panic!("uml-test options did not parse");

@@ -42,6 +42,11 @@ pub struct BuildOptions {
     /// Build (`O=`) directory (default: `$KFAST_CACHE/uml-build`).
     #[arg(long, value_name = "DIR")]
     pub build: Option<PathBuf>,
+    /// A further config fragment merged after `kernel/uml.config` (e.g. a
+    /// patched tree's `CONFIG_KALLSYMS_FAST=y`), verified like it;
+    /// repeatable.
+    #[arg(long = "config", value_name = "FILE")]
+    pub fragments: Vec<PathBuf>,
 }
 
 /// One UML kernel: its source tree and build directory.
@@ -51,6 +56,9 @@ pub struct Uml {
     pub tree: PathBuf,
     /// `O=` build directory.
     pub build: PathBuf,
+    /// Config fragments merged over `defconfig`, in order: `kernel/uml.config`
+    /// first.
+    pub fragments: Vec<PathBuf>,
 }
 
 impl Uml {
@@ -62,6 +70,9 @@ impl Uml {
                 .build
                 .clone()
                 .unwrap_or_else(|| env::cache_dir().join("uml-build")),
+            fragments: std::iter::once(fragment_path())
+                .chain(o.fragments.iter().cloned())
+                .collect(),
         }
     }
 
@@ -91,6 +102,11 @@ impl Uml {
             run::fnv1a(fragment.as_bytes()),
             self.tree.display()
         );
+        let names: Vec<String> = self
+            .fragments
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
         let stamp = self.build.join(CONFIG_STAMP);
         let dot_config = self.build.join(".config");
         if dot_config.exists() && fs::read_to_string(&stamp).ok() == Some(stamp_val.clone()) {
@@ -109,16 +125,16 @@ impl Uml {
             .arg("-O")
             .arg(&self.build)
             .arg(&dot_config)
-            .arg(fragment_path());
+            .args(&self.fragments);
         run::output(&mut merge)?;
         run::status(&mut self.make(&["-s", "olddefconfig"]))?;
         let cfg = fs::read_to_string(&dot_config)
             .map_err(|e| format!("cannot read {}: {e}", dot_config.display()))?;
-        let bad = kconfig::verify(&kconfig::parse_fragment(fragment), &cfg);
+        let bad = kconfig::verify(&last_wins(kconfig::parse_fragment(fragment)), &cfg);
         if !bad.is_empty() {
             return Err(format!(
                 "options from {} did not stick after merging:\n  {}",
-                fragment_path().display(),
+                names.join(", "),
                 bad.join("\n  ")
             ));
         }
@@ -141,8 +157,15 @@ impl Uml {
             return Err(format!("{} is not a kernel tree", self.tree.display()));
         }
         let t = Instant::now();
-        let fragment = fs::read_to_string(fragment_path())
-            .map_err(|e| format!("cannot read {}: {e}", fragment_path().display()))?;
+        // The fragments concatenated: later lines win in the verification
+        // as in merge_config.sh, and the stamp covers them all.
+        let mut fragment = String::new();
+        for f in &self.fragments {
+            let text =
+                fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+            fragment.push_str(&text);
+            fragment.push('\n');
+        }
         self.configure(&fragment)?;
         run::status(&mut self.make(&[env::MAKE_JOBS, "linux", "modules"]))?;
         if !self.image().exists() {
@@ -175,6 +198,17 @@ fn uml_make_vars(x86: &[String]) -> Vec<String> {
         ],
     );
     v
+}
+
+/// Requests with later ones for the same option dropping earlier ones, as
+/// `merge_config.sh` overrides them.
+fn last_wins(reqs: Vec<kconfig::Request>) -> Vec<kconfig::Request> {
+    let mut out: Vec<kconfig::Request> = Vec::with_capacity(reqs.len());
+    for r in reqs {
+        out.retain(|o| o.0 != r.0);
+        out.push(r);
+    }
+    out
 }
 
 /// The UML config fragment kept in the repository.
@@ -414,6 +448,18 @@ mod tests {
                 "SUBARCH=x86_64",
                 "BINDGEN_TARGET=x86_64-linux-gnu",
                 "RUSTC=/usr/bin/rustc"
+            ]
+        );
+    }
+
+    #[test]
+    fn later_fragments_override() {
+        let reqs = kconfig::parse_fragment("CONFIG_A=y\nCONFIG_B=y\n# CONFIG_A is not set\n");
+        assert_eq!(
+            last_wins(reqs),
+            [
+                ("CONFIG_B".to_string(), Some("y".to_string())),
+                ("CONFIG_A".to_string(), None)
             ]
         );
     }

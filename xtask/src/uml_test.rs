@@ -41,6 +41,7 @@ impl Options {
             build: uml::BuildOptions {
                 tree: None,
                 build: None,
+                fragments: Vec::new(),
             },
             timeout: Duration::from_secs(600),
             extra_cmdline: String::new(),
