@@ -118,15 +118,15 @@ pub fn run(opts: &Options) -> Result<u8> {
     }
     let outcome = compare::compare(&capture, &dir.join("report.txt"))?;
     eprintln!("guest-test: total {:.1?}", t.elapsed());
-    Ok(judge(outcome, &capture))
+    Ok(judge("guest-test", outcome, &capture))
 }
 
 /// Map a comparison outcome to the exit code (and say why).
-pub fn judge(outcome: compare::Outcome, capture: &Path) -> u8 {
+pub fn judge(label: &str, outcome: compare::Outcome, capture: &Path) -> u8 {
     match outcome {
         compare::Outcome::Unavailable(why) => {
             eprintln!(
-                "guest-test: MIRROR NOT TESTED: {why}\n  the kernel truth is in {} (exit code {EXIT_MIRROR_UNAVAILABLE})",
+                "{label}: MIRROR NOT TESTED: {why}\n  the kernel truth is in {} (exit code {EXIT_MIRROR_UNAVAILABLE})",
                 capture.display()
             );
             EXIT_MIRROR_UNAVAILABLE
@@ -141,7 +141,7 @@ pub fn judge(outcome: compare::Outcome, capture: &Path) -> u8 {
                 }
             };
             eprintln!(
-                "guest-test: {}: {} compared, {} vmlinux and {} module mismatches, {} missing; \
+                "{label}: {}: {} compared, {} vmlinux and {} module mismatches, {} missing; \
                  module answers exact {} (text {})",
                 if fail { "FAIL" } else { "PASS" },
                 c.compared,
@@ -168,5 +168,5 @@ pub fn compare_only(dir: Option<&Path>) -> Result<u8> {
         }
     }
     let outcome = compare::compare(&capture, &report)?;
-    Ok(judge(outcome, &capture))
+    Ok(judge("compare", outcome, &capture))
 }

@@ -7,8 +7,10 @@
 //!   compare the userspace mirror against the kernel's `sprint_symbol()`.
 //! - `test`: `cargo test --workspace`, setup, the host tests that need its
 //!   kernel tree or root (`--ignored`), then all of the above.
-//! - `patches`: generate the CONFIG_KALLSYMS_FAST series from
-//!   kernel/series/ and the crates (`--check`, `--apply`, `--export`).
+//! - `uml`: configure and build a User-Mode Linux kernel (`--tree`,
+//!   `--build` for a patched tree).
+//! - `uml-test`: build it, boot it on a hostfs root and run the
+//!   mirror-vs-kernel comparison there.
 //! - `lint`: clippy over the shim as Kbuild builds it, checkpatch on its C,
 //!   rustdoc with warnings denied.
 //! - `patches`: generate (or `--check`) the `CONFIG_KALLSYMS_FAST` series.
@@ -34,6 +36,8 @@ mod qemu;
 mod run;
 mod setup;
 mod shim_test;
+mod uml;
+mod uml_test;
 mod wchan_check;
 
 use std::path::PathBuf;
@@ -65,11 +69,15 @@ enum Cmd {
     /// Build test modules + initramfs, boot QEMU, compare mirror vs kernel.
     GuestTest(guest_test::Options),
     /// cargo test --workspace, setup, kernel, the --ignored host tests that
-    /// need its tree or root, guest-test and shim-test.
+    /// need its tree or root, guest-test, shim-test and uml-test.
     Test(guest_test::Options),
     /// Boot with kmod-shim: wchan identity, refusals, contexts, load
     /// cycles, timings.
     ShimTest(shim_test::Options),
+    /// Configure and build a User-Mode Linux kernel (incremental).
+    Uml(uml::BuildOptions),
+    /// Build the UML kernel, boot it, compare mirror vs kernel there.
+    UmlTest(uml_test::Options),
     /// Rerun mirror-vs-kernel on a capture.
     Compare {
         /// The capture directory (default: the last guest run's).
@@ -104,6 +112,8 @@ fn main() -> ExitCode {
         Cmd::Compare { dir } => guest_test::compare_only(dir.as_deref()),
         Cmd::ShimTest(o) => shim_test::run(&o),
         Cmd::Test(o) => test_all(&o),
+        Cmd::Uml(o) => uml::run_build(&o),
+        Cmd::UmlTest(o) => uml_test::run(&o),
         Cmd::Lint => lint::run(),
         Cmd::Patches(o) => patches::run(&o),
         Cmd::FastTest(o) => fast::run(&o),
@@ -162,9 +172,13 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     // The shim suite runs even when the mirror failed, so one run reports
     // both; the worse exit code wins.
     let shim = shim_test::run(&shim_test::Options::default())?;
+    // UML after the shim suite: the same mirror check on a kernel whose
+    // table differs from x86_64's (lowercase types, init text below
+    // `_stext`, no per-CPU section).
+    let uml = uml_test::run(&uml_test::Options::ci())?;
     // Last: it switches this process to the patched kernel's paths.
     let fast = fast::run(&fast::Options::default())?;
-    Ok(mirror.max(shim).max(fast))
+    Ok(mirror.max(shim).max(uml).max(fast))
 }
 
 #[cfg(test)]
@@ -198,6 +212,23 @@ mod tests {
             panic!("guest-test options did not parse");
         };
         assert_eq!((o.timeout.as_secs(), o.extra_cmdline.as_str()), (60, "a=1"));
+        let Ok(Cmd::Uml(u)) = parse(&[
+            "uml", "--tree", "/t", "--build", "/b", "--config", "/f1", "--config", "/f2",
+        ]) else {
+            panic!("uml options did not parse");
+        };
+        assert_eq!(
+            (u.tree, u.build, u.fragments),
+            (
+                Some(PathBuf::from("/t")),
+                Some(PathBuf::from("/b")),
+                vec![PathBuf::from("/f1"), PathBuf::from("/f2")]
+            )
+        );
+        let Ok(Cmd::UmlTest(t)) = parse(&["uml-test", "--timeout", "30", "--build", "/b"]) else {
+            panic!("uml-test options did not parse");
+        };
+        assert!(format!("{t:?}").contains("timeout: 30s"), "{t:?}");
         let Ok(Cmd::Compare { dir }) = parse(&["compare", "/x"]) else {
             panic!("compare did not parse");
         };
@@ -215,6 +246,8 @@ mod tests {
             &["guest-test", "--timeout", "soon"],
             &["test", "--strict-modules"],
             &["shim-test", "--cycles"],
+            &["uml", "--tree"],
+            &["uml-test", "--timeout", "-1"],
             &["bogus"],
             &[],
         ] {

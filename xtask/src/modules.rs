@@ -67,10 +67,28 @@ pub fn build() -> Result<Vec<PathBuf>> {
 /// Build the named modules of `kernel/test-modules/`; returns the `.ko`
 /// paths in the order given.
 pub fn build_these(names: &[&str]) -> Result<Vec<PathBuf>> {
+    build_for(
+        names,
+        &env::kernel_build(),
+        &env::kernel_make_vars(),
+        &env::guest_dir().join("modules"),
+    )
+}
+
+/// Build the named modules of `kernel/test-modules/` against the kernel
+/// built in `kbuild` (made with `vars`), in `out/<name>/`; returns the
+/// `.ko` paths in the order given. The UML suite uses this with its own
+/// build directory and `ARCH=um` variables.
+pub fn build_for(
+    names: &[&str],
+    kbuild: &Path,
+    vars: &[String],
+    out: &Path,
+) -> Result<Vec<PathBuf>> {
     let mut kos = Vec::new();
     for name in names {
         let src = env::repo_root().join("kernel/test-modules").join(name);
-        let dir = env::guest_dir().join("modules").join(name);
+        let dir = out.join(name);
         copy_tree(&src, &dir)?;
         if *name == "ksym_many" {
             let n = gen_many::generate(&dir)?;
@@ -78,9 +96,9 @@ pub fn build_these(names: &[&str]) -> Result<Vec<PathBuf>> {
         }
         let mut make = env::kernel_make();
         make.arg("-C")
-            .arg(env::kernel_build())
+            .arg(kbuild)
             .arg(format!("M={}", dir.display()))
-            .args(env::kernel_make_vars())
+            .args(vars)
             // Test modules must build warning-free.
             .args(["KCFLAGS=-Werror", env::MAKE_JOBS, "modules"]);
         run::status(&mut make)?;

@@ -1,0 +1,473 @@
+//! `cargo xtask uml`: configure and build a User-Mode Linux kernel
+//! (`ARCH=um`, x86_64), and boot it with a hostfs root.
+//!
+//! UML runs the kernel as an ordinary host process, so in-kernel code runs
+//! at native speed (QEMU TCG does not: see `kernel-notes.md`). The build is
+//! `make ARCH=um defconfig` plus `kernel/uml.config`, verified like the x86
+//! test kernel, in its own build directory (`$KFAST_CACHE/uml-build` unless
+//! `--build` says otherwise) so that a patched tree (`--tree`) builds beside
+//! the stock one.
+//!
+//! Boot decisions (and why):
+//! - root: a private host directory (`tempfile`) mounted with
+//!   `rootfstype=hostfs`, holding busybox-static, the binaries and modules a
+//!   run needs and `kernel/guest/uml-init.sh` as `/init`. An initramfs would
+//!   work too, but a hostfs root lets the guest write its results straight
+//!   into the host directory: no serial framing, no base64, no size limit.
+//! - result channel: the guest's `/out`, i.e. `<root>/out` on the host, moved
+//!   into the run directory after the boot; the verdict is `/out/verdict`.
+//! - console: `con0=fd:0,fd:1` with stdin `/dev/null` and stdout a file, so
+//!   the console text (KUnit's KTAP lines, benchmark prints) is the process's
+//!   stdout. Other consoles and serial lines are `null`.
+//! - the process runs in its own process group, which is killed as a whole on
+//!   timeout: UML forks host helper processes (one per guest address space).
+//! - `TMPDIR=/dev/shm`: UML maps its physical memory from a file in TMPDIR,
+//!   which must be a tmpfs that allows exec mappings.
+
+use crate::{env, kconfig, kernel, run, Result};
+use std::fs;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CONFIG_STAMP: &str = ".kfast-config-stamp";
+
+/// Command-line options of `uml` (and the build half of `uml-test`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct BuildOptions {
+    /// Kernel source tree to build (default: the unpacked stock 6.12 tree).
+    #[arg(long, value_name = "DIR")]
+    pub tree: Option<PathBuf>,
+    /// Build (`O=`) directory (default: `$KFAST_CACHE/uml-build`).
+    #[arg(long, value_name = "DIR")]
+    pub build: Option<PathBuf>,
+    /// A further config fragment merged after `kernel/uml.config` (e.g. a
+    /// patched tree's `CONFIG_KALLSYMS_FAST=y`), verified like it;
+    /// repeatable.
+    #[arg(long = "config", value_name = "FILE")]
+    pub fragments: Vec<PathBuf>,
+}
+
+/// One UML kernel: its source tree and build directory.
+#[derive(Debug, Clone)]
+pub struct Uml {
+    /// Kernel source tree.
+    pub tree: PathBuf,
+    /// `O=` build directory.
+    pub build: PathBuf,
+    /// Config fragments merged over `defconfig`, in order: `kernel/uml.config`
+    /// first.
+    pub fragments: Vec<PathBuf>,
+}
+
+impl Uml {
+    /// The kernel the options name (defaults filled in).
+    pub fn from_options(o: &BuildOptions) -> Self {
+        Uml {
+            tree: o.tree.clone().unwrap_or_else(env::kernel_src),
+            build: o
+                .build
+                .clone()
+                .unwrap_or_else(|| env::cache_dir().join("uml-build")),
+            fragments: std::iter::once(fragment_path())
+                .chain(o.fragments.iter().cloned())
+                .collect(),
+        }
+    }
+
+    /// The UML kernel executable.
+    pub fn image(&self) -> PathBuf {
+        self.build.join("linux")
+    }
+
+    /// `make` variables for this kernel and for modules built against it.
+    pub fn make_vars(&self) -> Vec<String> {
+        uml_make_vars(&env::kernel_make_vars())
+    }
+
+    fn make(&self, args: &[&str]) -> Command {
+        let mut cmd = env::kernel_make();
+        cmd.arg("-C")
+            .arg(&self.tree)
+            .arg(format!("O={}", self.build.display()))
+            .args(self.make_vars())
+            .args(args);
+        cmd
+    }
+
+    fn configure(&self, fragment: &str) -> Result<()> {
+        let stamp_val = format!(
+            "{:016x} {}\n",
+            run::fnv1a(fragment.as_bytes()),
+            self.tree.display()
+        );
+        let names: Vec<String> = self
+            .fragments
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        let stamp = self.build.join(CONFIG_STAMP);
+        let dot_config = self.build.join(".config");
+        if dot_config.exists() && fs::read_to_string(&stamp).ok() == Some(stamp_val.clone()) {
+            eprintln!("uml: configuration up to date");
+            return Ok(());
+        }
+        fs::create_dir_all(&self.build)
+            .map_err(|e| format!("cannot create {}: {e}", self.build.display()))?;
+        let _ = fs::remove_file(&stamp);
+        run::status(&mut self.make(&["-s", "defconfig"]))?;
+        let mut merge = Command::new(self.tree.join("scripts/kconfig/merge_config.sh"));
+        merge
+            .current_dir(&self.tree)
+            .env("PATH", env::kernel_path_var())
+            .arg("-m")
+            .arg("-O")
+            .arg(&self.build)
+            .arg(&dot_config)
+            .args(&self.fragments);
+        run::output(&mut merge)?;
+        run::status(&mut self.make(&["-s", "olddefconfig"]))?;
+        let cfg = fs::read_to_string(&dot_config)
+            .map_err(|e| format!("cannot read {}: {e}", dot_config.display()))?;
+        let bad = kconfig::verify(&last_wins(kconfig::parse_fragment(fragment)), &cfg);
+        if !bad.is_empty() {
+            return Err(format!(
+                "options from {} did not stick after merging:\n  {}",
+                names.join(", "),
+                bad.join("\n  ")
+            ));
+        }
+        fs::write(&stamp, &stamp_val).map_err(|e| format!("{}: {e}", stamp.display()))?;
+        eprintln!(
+            "uml: configured ({} options verified)",
+            kconfig::parse_fragment(fragment).len()
+        );
+        Ok(())
+    }
+
+    /// Configure (when the fragment or tree changed) and build `linux` and
+    /// the modules; `make` keeps the rest incremental.
+    pub fn build(&self) -> Result<()> {
+        kernel::check_tools()?;
+        if self.tree == env::pristine_src() {
+            kernel::ensure_source()?;
+        }
+        if !self.tree.join("Makefile").exists() {
+            return Err(format!("{} is not a kernel tree", self.tree.display()));
+        }
+        let t = Instant::now();
+        // The fragments concatenated: later lines win in the verification
+        // as in merge_config.sh, and the stamp covers them all.
+        let mut fragment = String::new();
+        for f in &self.fragments {
+            let text =
+                fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+            fragment.push_str(&text);
+            fragment.push('\n');
+        }
+        self.configure(&fragment)?;
+        run::status(&mut self.make(&[env::MAKE_JOBS, "linux", "modules"]))?;
+        if !self.image().exists() {
+            return Err(format!("{} missing after build", self.image().display()));
+        }
+        eprintln!(
+            "uml: built {} in {:.1?}",
+            self.image().display(),
+            t.elapsed()
+        );
+        Ok(())
+    }
+}
+
+/// The x86 `make` variables turned into UML ones: `ARCH=um SUBARCH=x86_64`,
+/// and `BINDGEN_TARGET`, which 6.12's `rust/Makefile` does not derive for
+/// `SRCARCH=um` (bindgen then fails with "unknown target triple").
+fn uml_make_vars(x86: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = x86
+        .iter()
+        .filter(|a| !a.starts_with("ARCH="))
+        .cloned()
+        .collect();
+    v.splice(
+        0..0,
+        [
+            "ARCH=um".to_string(),
+            "SUBARCH=x86_64".to_string(),
+            "BINDGEN_TARGET=x86_64-linux-gnu".to_string(),
+        ],
+    );
+    v
+}
+
+/// Requests with later ones for the same option dropping earlier ones, as
+/// `merge_config.sh` overrides them.
+fn last_wins(reqs: Vec<kconfig::Request>) -> Vec<kconfig::Request> {
+    let mut out: Vec<kconfig::Request> = Vec::with_capacity(reqs.len());
+    for r in reqs {
+        out.retain(|o| o.0 != r.0);
+        out.push(r);
+    }
+    out
+}
+
+/// The UML config fragment kept in the repository.
+pub fn fragment_path() -> PathBuf {
+    env::repo_root().join("kernel").join("uml.config")
+}
+
+/// `cargo xtask uml`.
+pub fn run_build(o: &BuildOptions) -> Result<u8> {
+    Uml::from_options(o).build().map(|()| 0)
+}
+
+/// busybox applets linked into the root's `/bin`.
+pub const APPLETS: &[&str] = &[
+    "sh", "mount", "insmod", "rmmod", "lsmod", "cat", "echo", "ls", "mkdir", "sleep", "sync", "ps",
+    "uname", "head", "tail", "wc", "poweroff", "dmesg", "grep",
+];
+
+/// What the guest's root directory holds besides busybox and `/init`.
+pub struct RootSpec<'a> {
+    /// Binaries for `/bin`: (name, host file).
+    pub bins: &'a [(&'a str, &'a Path)],
+    /// Modules for `/lib/modules`, insmodded in this order before the job.
+    pub modules: &'a [PathBuf],
+    /// The job: `sh` commands run after the modules are loaded; a non-zero
+    /// exit status fails the run. Results go into `/out`.
+    pub job: &'a str,
+}
+
+fn copy(from: &Path, to: &Path) -> Result<()> {
+    fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
+}
+
+/// Lay out a root directory for a UML guest; it is removed when dropped.
+///
+/// Made under the work directory (`$KFAST_WORK`), not `/tmp`, so that the
+/// result files can be moved (renamed) into the run directory afterwards.
+pub fn make_root(spec: &RootSpec<'_>) -> Result<tempfile::TempDir> {
+    let parent = env::work_dir();
+    fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let root = tempfile::Builder::new()
+        .prefix("uml-root.")
+        .tempdir_in(&parent)
+        .map_err(|e| format!("cannot create a root under {}: {e}", parent.display()))?;
+    let r = root.path();
+    for d in [
+        "bin",
+        "dev",
+        "etc",
+        "proc",
+        "sys",
+        "tmp",
+        "lib/modules",
+        "out",
+    ] {
+        fs::create_dir_all(r.join(d)).map_err(|e| format!("{}: {e}", r.join(d).display()))?;
+    }
+    copy(Path::new("/bin/busybox"), &r.join("bin/busybox"))?;
+    for a in APPLETS {
+        std::os::unix::fs::symlink("busybox", r.join("bin").join(a))
+            .map_err(|e| format!("symlink bin/{a}: {e}"))?;
+    }
+    for (name, file) in spec.bins {
+        copy(file, &r.join("bin").join(name))?;
+    }
+    let mut order = String::new();
+    for ko in spec.modules {
+        let name = ko
+            .file_name()
+            .ok_or_else(|| format!("{}: not a module file", ko.display()))?;
+        copy(ko, &r.join("lib/modules").join(name))?;
+        order.push_str(name.to_string_lossy().trim_end_matches(".ko"));
+        order.push('\n');
+    }
+    let write = |rel: &str, data: &[u8]| {
+        fs::write(r.join(rel), data).map_err(|e| format!("cannot write {rel} in the root: {e}"))
+    };
+    write("etc/kfast-modules", order.as_bytes())?;
+    write("job", spec.job.as_bytes())?;
+    let init = fs::read(env::repo_root().join(INIT_SCRIPT))
+        .map_err(|e| format!("cannot read {INIT_SCRIPT}: {e}"))?;
+    write("init", &init)?;
+    use std::os::unix::fs::PermissionsExt as _;
+    fs::set_permissions(r.join("init"), fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("chmod init: {e}"))?;
+    Ok(root)
+}
+
+/// The guest's `/init`, kept in the repository.
+const INIT_SCRIPT: &str = "kernel/guest/uml-init.sh";
+
+/// What one UML boot produced.
+#[derive(Debug)]
+pub struct Boot {
+    /// The console text (the process's stdout and stderr).
+    pub console: String,
+    /// The run directory: `console.log`, and `out/` with the result files.
+    pub dir: PathBuf,
+    /// The guest's verdict (`/out/verdict`), if it wrote one.
+    pub verdict: Option<String>,
+    /// Wall time from start to exit.
+    pub elapsed: Duration,
+    /// True when the timeout killed the process group.
+    pub timed_out: bool,
+    /// Exit status of the UML process (`None` when killed).
+    pub exit_code: Option<i32>,
+}
+
+/// Boot `image` on the root `root` (see [`make_root`]) with `extra` on the
+/// command line; the run is bounded by `timeout`. The console goes to
+/// `dir/console.log` and the root's `out/` is moved to `dir/out`.
+pub fn boot(image: &Path, root: &Path, extra: &str, timeout: Duration, dir: &Path) -> Result<Boot> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| format!("cannot clean {}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let log_path = dir.join("console.log");
+    let log = fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log2 = log.try_clone().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(image);
+    cmd.args(["mem=512M", "rootfstype=hostfs"])
+        .arg(format!("rootflags={}", root.display()))
+        .args(["rw", "init=/init", "con0=fd:0,fd:1", "con=null", "ssl=null"])
+        .args(extra.split_whitespace())
+        .env("TMPDIR", "/dev/shm")
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .process_group(0);
+    eprintln!(
+        "uml: booting {} (timeout {}s), console {}",
+        image.display(),
+        timeout.as_secs(),
+        log_path.display()
+    );
+    let t = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", image.display()))?;
+    let pgid = child.id() as libc::pid_t;
+    let mut timed_out = false;
+    // Poll without reaping (WNOWAIT): while the leader is a zombie its pid
+    // stays ours, so the group kill below cannot hit a process that got a
+    // recycled pid.
+    loop {
+        if exited_unreaped(pgid)? {
+            break;
+        }
+        if t.elapsed() > timeout {
+            timed_out = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let elapsed = t.elapsed();
+    // Whatever happened, no helper of this run may outlive it.
+    // SAFETY: kill(2) with a negative pid signals the process group we
+    // created with process_group(0) above; it touches no memory of ours.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let status = (!timed_out).then_some(status);
+    let out = dir.join("out");
+    fs::rename(root.join("out"), &out).map_err(|e| {
+        format!(
+            "cannot move {}/out to {}: {e}",
+            root.display(),
+            out.display()
+        )
+    })?;
+    let verdict = fs::read_to_string(out.join("verdict"))
+        .ok()
+        .map(|v| v.trim().to_string());
+    Ok(Boot {
+        console: fs::read_to_string(&log_path).unwrap_or_default(),
+        dir: dir.to_path_buf(),
+        verdict,
+        elapsed,
+        timed_out,
+        exit_code: status.and_then(|s| s.code()),
+    })
+}
+
+/// Whether process `pid` (our child) has exited, leaving it unreaped.
+fn exited_unreaped(pid: libc::pid_t) -> Result<bool> {
+    // SAFETY: an all-zero siginfo_t is a valid value for waitid to fill.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid writes only into `info`, which lives across the call;
+    // `pid` is our own child.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if rc != 0 {
+        return Err(format!("waitid: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: waitid filled `info` (si_pid stays 0 when nothing exited).
+    Ok(unsafe { info.si_pid() } != 0)
+}
+
+/// Console lines that mean the kernel went wrong, whatever the job says.
+pub fn kernel_trouble(console: &str) -> Vec<&str> {
+    console
+        .lines()
+        .filter(|l| {
+            [
+                "Oops",
+                "BUG:",
+                "WARNING:",
+                "Kernel panic",
+                "possible recursive locking",
+            ]
+            .iter()
+            .any(|m| l.contains(m))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn make_vars_are_uml_ones() {
+        let v = uml_make_vars(&["ARCH=x86_64".into(), "RUSTC=/usr/bin/rustc".into()]);
+        assert_eq!(
+            v,
+            [
+                "ARCH=um",
+                "SUBARCH=x86_64",
+                "BINDGEN_TARGET=x86_64-linux-gnu",
+                "RUSTC=/usr/bin/rustc"
+            ]
+        );
+    }
+
+    #[test]
+    fn later_fragments_override() {
+        let reqs = kconfig::parse_fragment("CONFIG_A=y\nCONFIG_B=y\n# CONFIG_A is not set\n");
+        assert_eq!(
+            last_wins(reqs),
+            [
+                ("CONFIG_B".to_string(), Some("y".to_string())),
+                ("CONFIG_A".to_string(), None)
+            ]
+        );
+    }
+
+    #[test]
+    fn trouble_lines_are_found() {
+        let c = "ok 1 kallsyms\n[ 1.0] WARNING: CPU: 0 at x\nnot ok 2 y\n";
+        assert_eq!(kernel_trouble(c), ["[ 1.0] WARNING: CPU: 0 at x"]);
+        assert!(kernel_trouble("ok 1 a\n").is_empty());
+    }
+}

@@ -1,0 +1,127 @@
+//! `cargo xtask uml-test`: the mirror-vs-kernel suite on User-Mode Linux.
+//!
+//! The same pieces as `guest-test` (the `ksym_truth` and `ksym_many` test
+//! modules, in-tree modules with data sections, the `kfast-guest` agent,
+//! `wchan_check` and `compare`), run on a UML kernel: its table has
+//! all-lowercase types, init text below `_stext`, no per-CPU section and a
+//! fixed 0x60000000 base, and the mirror must be exact there too. Exit
+//! codes as `guest-test`.
+
+use crate::uml::{self, Uml};
+use crate::{compare, env, guest_test, initramfs, modules, wchan_check, Result};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// In-tree modules the UML config builds (`=m` in `kernel/uml.config`),
+/// loaded after the test modules for their data sections.
+pub const IN_TREE: &[&str] = &[
+    "lib/crc-itu-t.ko",
+    "lib/crc7.ko",
+    "lib/crc8.ko",
+    "fs/binfmt_misc.ko",
+];
+
+/// Command-line options of `uml-test`.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    #[command(flatten)]
+    build: uml::BuildOptions,
+    /// Hard timeout for the UML guest, in seconds.
+    #[arg(long, value_name = "SECS", default_value = "600", value_parser = crate::secs)]
+    timeout: Duration,
+    /// Extra guest kernel command line (e.g. `kfast.seed=N`).
+    #[arg(long = "cmdline", value_name = "TEXT", default_value = "")]
+    extra_cmdline: String,
+}
+
+impl Options {
+    /// The defaults `cargo xtask test` runs with.
+    pub fn ci() -> Self {
+        Options {
+            build: uml::BuildOptions {
+                tree: None,
+                build: None,
+                fragments: Vec::new(),
+            },
+            timeout: Duration::from_secs(600),
+            extra_cmdline: String::new(),
+        }
+    }
+}
+
+/// The job the guest runs: the agent captures and asks `ksym_truth`.
+const JOB: &str = "exec /bin/kfast-guest /out\n";
+
+/// Build, boot, compare; returns the exit code.
+pub fn run(o: &Options) -> Result<u8> {
+    let t = Instant::now();
+    let k = Uml::from_options(&o.build);
+    k.build()?;
+    let tb = t.elapsed();
+    let mut kos = modules::build_for(
+        modules::MODULES,
+        &k.build,
+        &k.make_vars(),
+        &env::guest_dir().join("uml-modules"),
+    )?;
+    for rel in IN_TREE {
+        let ko = k.build.join(rel);
+        if !ko.exists() {
+            return Err(format!(
+                "{} missing: kernel/uml.config builds it (=m)",
+                ko.display()
+            ));
+        }
+        kos.push(ko);
+    }
+    let agent = initramfs::build_agent()?;
+    let root = uml::make_root(&uml::RootSpec {
+        bins: &[("kfast-guest", &agent)],
+        modules: &kos,
+        job: JOB,
+    })?;
+    let dir: PathBuf = env::work_dir().join("uml-runs").join("latest");
+    let ta = t.elapsed();
+    let boot = uml::boot(&k.image(), root.path(), &o.extra_cmdline, o.timeout, &dir)?;
+    eprintln!(
+        "uml-test: guest ran {:.1?} (exit {:?}); kernel build step {tb:.1?}, artefacts {:.1?}",
+        boot.elapsed,
+        boot.exit_code,
+        ta - tb
+    );
+    let fail = |msg: String| {
+        let lines: Vec<&str> = boot.console.lines().collect();
+        eprintln!(
+            "uml-test: FAIL: {msg}\n--- last console lines ({}) ---\n{}\n---",
+            dir.join("console.log").display(),
+            lines[lines.len().saturating_sub(60)..].join("\n")
+        );
+        Ok(1)
+    };
+    if boot.timed_out {
+        return fail(format!("timed out after {}s", o.timeout.as_secs()));
+    }
+    let trouble = uml::kernel_trouble(&boot.console);
+    if !trouble.is_empty() {
+        return fail(format!(
+            "kernel trouble on the console:\n  {}",
+            trouble.join("\n  ")
+        ));
+    }
+    match boot.verdict.as_deref() {
+        Some("ok") => {}
+        Some(v) => return fail(format!("guest verdict: {v}")),
+        None => return fail("the guest wrote no verdict".into()),
+    }
+    let capture = boot.dir.join("out");
+    if let Ok(s) = std::fs::read_to_string(capture.join("kallsyms-fast/guest-summary.txt")) {
+        eprint!("--- guest summary ---\n{s}---\n");
+    }
+    match wchan_check::check_with(&capture, false) {
+        Ok(s) => eprintln!("uml-test: {s}"),
+        Err(e) => return fail(e),
+    }
+    let outcome = compare::compare_with(&capture, &dir.join("report.txt"), false)?;
+    eprintln!("uml-test: total {:.1?}", t.elapsed());
+    Ok(guest_test::judge("uml-test", outcome, &capture))
+}
