@@ -20,7 +20,7 @@
 
 use crate::{env, guest_test, initramfs, kernel, modules, qemu, run, shim_test, Result};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -84,13 +84,17 @@ fn touched_paths(patch: &str) -> Vec<String> {
         .collect()
 }
 
-/// Applies the committed series to a fresh copy of the pristine tree,
-/// unless the copy already carries exactly this series. Returns the
-/// series' identity for the configuration stamp.
+/// Applies the committed series to a copy of the pristine tree, unless
+/// the copy already carries exactly this series. Returns the series'
+/// identity for the configuration stamp.
 ///
-/// The copy keeps the pristine files' times (`cp -a`), and every file the
-/// new or the previous series touches is touched, so the incremental
-/// build in `fast-build` recompiles exactly what changed.
+/// The first time, the copy is made with `cp -a`, which keeps the pristine
+/// files' times. When the series changes, only the files the old or the
+/// new series touches are reset from the pristine tree and patched again,
+/// and each one whose content came out the same gets its old time back:
+/// the incremental build in `fast-build` then recompiles exactly what the
+/// new series changed (touching `include/linux/module.h` for nothing would
+/// rebuild most of the kernel).
 pub fn prepare_tree() -> Result<String> {
     let patches = series_patches()?;
     let mut all = Vec::new();
@@ -105,21 +109,34 @@ pub fn prepare_tree() -> Result<String> {
     let parent = dst.parent().ok_or("patched tree has no parent")?;
     let stamp = parent.join(SERIES_STAMP);
     let old = fs::read_to_string(&stamp).unwrap_or_default();
-    if dst.join("Makefile").exists() && old.lines().next() == Some(id.as_str()) {
+    let have_tree = dst.join("Makefile").exists() && old.lines().next().is_some();
+    if have_tree && old.lines().next() == Some(id.as_str()) {
         return Ok(id);
     }
     let t = Instant::now();
-    if parent.exists() {
-        fs::remove_dir_all(parent)
-            .map_err(|e| format!("cannot remove {}: {e}", parent.display()))?;
+    // The stamp goes first: a run interrupted below re-makes the tree.
+    let _ = fs::remove_file(&stamp);
+    let mut paths: Vec<String> = touched.clone();
+    let mut before = Vec::new();
+    if have_tree {
+        paths.extend(old.lines().skip(1).map(str::to_string));
+        paths.sort();
+        paths.dedup();
+        before = reset_files(&dst, &paths)?;
+    } else {
+        if parent.exists() {
+            fs::remove_dir_all(parent)
+                .map_err(|e| format!("cannot remove {}: {e}", parent.display()))?;
+        }
+        fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        run::status(
+            Command::new("cp")
+                .arg("-a")
+                .arg(env::pristine_src())
+                .arg(parent),
+        )?;
     }
-    fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    run::status(
-        Command::new("cp")
-            .arg("-a")
-            .arg(env::pristine_src())
-            .arg(parent),
-    )?;
     for p in &patches {
         // GIT_CEILING_DIRECTORIES: never let git find a repository above
         // the cache and apply relative to it.
@@ -132,18 +149,7 @@ pub fn prepare_tree() -> Result<String> {
         )
         .map_err(|e| format!("applying {}: {e}", p.display()))?;
     }
-    let mut touch: Vec<String> = touched.clone();
-    touch.extend(old.lines().skip(1).map(str::to_string));
-    touch.sort();
-    touch.dedup();
-    let existing: Vec<PathBuf> = touch
-        .iter()
-        .map(|f| dst.join(f))
-        .filter(|p| p.exists())
-        .collect();
-    if !existing.is_empty() {
-        run::status(Command::new("touch").args(&existing))?;
-    }
+    let kept = restore_times(&dst, &before)?;
     let mut text = id.clone();
     for f in &touched {
         text.push('\n');
@@ -152,12 +158,76 @@ pub fn prepare_tree() -> Result<String> {
     text.push('\n');
     fs::write(&stamp, text).map_err(|e| format!("{}: {e}", stamp.display()))?;
     eprintln!(
-        "fast: applied {} patches to {} in {:.1?}",
+        "fast: applied {} patches to {} in {:.1?} ({} of {} files unchanged since the last series)",
         patches.len(),
         dst.display(),
-        t.elapsed()
+        t.elapsed(),
+        kept,
+        before.len()
     );
     Ok(id)
+}
+
+/// One file of the patched tree before it was reset: its content and time.
+struct Before {
+    path: PathBuf,
+    data: Vec<u8>,
+    modified: std::time::SystemTime,
+}
+
+/// Resets `paths` in the patched tree `dst` to the pristine tree (removing
+/// those the pristine tree lacks); returns what they held before.
+fn reset_files(dst: &Path, paths: &[String]) -> Result<Vec<Before>> {
+    let pristine = env::pristine_src();
+    let mut before = Vec::new();
+    for rel in paths {
+        let path = dst.join(rel);
+        if let Ok(md) = fs::metadata(&path) {
+            let data = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let modified = md
+                .modified()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            before.push(Before {
+                path: path.clone(),
+                data,
+                modified,
+            });
+            fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        let from = pristine.join(rel);
+        if from.exists() {
+            run::status(Command::new("cp").arg("-p").arg(&from).arg(&path))?;
+        }
+    }
+    Ok(before)
+}
+
+/// Gives every file whose content is what it was before its old time
+/// back, and every other one the current time (a file the new series no
+/// longer patches is back to pristine content, but with the pristine
+/// file's old time it would look older than its stale object); returns
+/// how many kept their time.
+fn restore_times(dst: &Path, before: &[Before]) -> Result<usize> {
+    let mut kept = 0;
+    for b in before {
+        debug_assert!(b.path.starts_with(dst));
+        let Ok(now) = fs::read(&b.path) else {
+            continue; // gone with the new series
+        };
+        let same = now == b.data;
+        let f = fs::File::options()
+            .write(true)
+            .open(&b.path)
+            .map_err(|e| format!("{}: {e}", b.path.display()))?;
+        f.set_modified(if same {
+            b.modified
+        } else {
+            std::time::SystemTime::now()
+        })
+        .map_err(|e| format!("{}: {e}", b.path.display()))?;
+        kept += usize::from(same);
+    }
+    Ok(kept)
 }
 
 /// The patched kernel's own guest run: KUnit, bench, module cycles.
