@@ -20,7 +20,7 @@ use crate::loader::{parse_input, refused, Refusal, FUNC_SYMS, TABLE_SYMS};
 use crate::mod_index::ModuleAddressFn;
 use crate::sprint::{self, KallsymsLookupFn};
 use crate::state::{LookupFn, Shim, SPRINT_BUF, STATE};
-use crate::status::{KfsLock, Text};
+use crate::status::KfsLock;
 use crate::zeroed::{kv_token_slots, kv_zeroed};
 /// The stock `sprint_symbol()` text for `addr`.
 pub(crate) fn stock_sprint(addr: u64, buf: &mut [u8; SPRINT_BUF]) -> &[u8] {
@@ -302,15 +302,12 @@ pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
             st.refused.clear();
             st.verified.clear();
             let _ = write!(
-                Text(&mut st.verified),
+                st.verified,
                 "{} symbols, {checks} addresses checked against sprint_symbol() in {ms} ms, index {} bytes",
                 shim.tables.num_syms,
                 shim.index_bytes()
             );
-            pr_info!(
-                "verified: {}\n",
-                core::str::from_utf8(&st.verified).unwrap_or("")
-            );
+            pr_info!("verified: {}\n", st.verified);
             STATE.store(KBox::into_raw(shim), Ordering::Release);
             // Modules that went live before now had no notifier run that
             // could index them.
@@ -323,7 +320,7 @@ pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
             st.refused = r.text;
             pr_err!(
                 "refused: {}; the stock lookup stays in charge\n",
-                core::str::from_utf8(&st.refused).unwrap_or("<non-utf8>")
+                st.refused
             );
             errno(r.errno)
         }
