@@ -16,7 +16,7 @@ use kernel::prelude::*;
 
 use crate::errno;
 use crate::glue::{kfs_cond_resched, kfs_index_live_modules, kfs_sprint_symbol, now};
-use crate::loader::{parse_input, refused, Refusal, FUNC_SYMS, TABLE_SYMS};
+use crate::loader::{parse_input, refused, Refusal, FUNC_SYMS, SECTION_SYMS, TABLE_SYMS};
 use crate::mod_index::ModuleAddressFn;
 use crate::sprint::{self, KallsymsLookupFn};
 use crate::state::{LookupFn, Shim, SPRINT_BUF, STATE};
@@ -140,18 +140,11 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         verify_symbol(name, a)?;
         funcs[i] = a;
     }
-    let sec = &vals[TABLE_SYMS.len() + FUNC_SYMS.len()..];
-    let sections = Sections {
-        stext: sec[0],
-        etext: sec[1],
-        sinittext: sec[2],
-        einittext: sec[3],
-        end: sec[4],
-        init_begin: sec[5],
-        init_end: sec[6],
-        gate: None,
-        all_symbols: cfg!(CONFIG_KALLSYMS_ALL),
+    // The section bounds come last in the loader's order.
+    let Some(&bounds) = vals.last_chunk::<{ SECTION_SYMS.len() }>() else {
+        return refused(EINVAL, format_args!("section bounds missing"));
     };
+    let sections = Sections::from_bounds(bounds, None, cfg!(CONFIG_KALLSYMS_ALL));
     if !(sections.stext < sections.etext
         && sections.etext <= sections.end
         && sections.sinittext <= sections.einittext
@@ -258,16 +251,7 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
             unsafe { kfs_cond_resched() };
         }
     }
-    let s = sections;
-    for b in [
-        s.stext,
-        s.etext,
-        s.sinittext,
-        s.einittext,
-        s.end,
-        s.init_begin,
-        s.init_end,
-    ] {
+    for b in sections.bounds() {
         for a in [b.wrapping_sub(1), b, b.wrapping_add(1)] {
             check_addr(&shim, a, &mut checks)?;
         }
