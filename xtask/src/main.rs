@@ -26,6 +26,7 @@ mod modules;
 mod qemu;
 mod run;
 mod setup;
+mod shim_compare;
 mod shim_test;
 mod wchan_check;
 
@@ -63,6 +64,9 @@ enum Cmd {
     /// Boot with kmod-shim: wchan identity, refusals, contexts, load
     /// cycles, timings.
     ShimTest(shim_test::Options),
+    /// Two builds of kmod-shim (an older tree's and this one's), timed in
+    /// one boot.
+    ShimCompare(shim_compare::Options),
     /// Rerun mirror-vs-kernel on a capture.
     Compare {
         /// The capture directory (default: the last guest run's).
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Cmd::GuestTest(o) => guest_test::run(&o),
         Cmd::Compare { dir } => guest_test::compare_only(dir.as_deref()),
         Cmd::ShimTest(o) => shim_test::run(&o),
+        Cmd::ShimCompare(o) => shim_compare::run(&o),
         Cmd::Test(o) => test_all(&o),
         Cmd::Lint => lint::run(),
     };

@@ -53,7 +53,7 @@ impl Default for Options {
 }
 
 /// `make -C kmod-shim`; returns the `.ko`.
-fn build_module() -> Result<PathBuf> {
+pub(crate) fn build_module() -> Result<PathBuf> {
     let out = env::work_dir().join("shim-build");
     let mut make = env::kernel_make();
     make.arg("-C")
@@ -268,7 +268,7 @@ const CONSOLE_FAULTS: &[&str] = &[
 ];
 
 /// The console lines with any of [`CONSOLE_FAULTS`] (the first ten).
-fn console_faults(console: &str) -> Vec<String> {
+pub(crate) fn console_faults(console: &str) -> Vec<String> {
     console
         .lines()
         .filter_map(|line| {
