@@ -46,7 +46,7 @@ unpriv() {
 
 # "<count> <wchan>" for the wchans of more than 100 threads.
 histogram() {
-	kfast-shim-guest wchan |
+	kallsyms-bench shim wchan |
 		awk '{ c[$2]++ } END { for (w in c) if (c[w] > 100) printf "%d %s, ", c[w], w }'
 }
 
@@ -82,8 +82,8 @@ cat /tmp/fifo/p > /dev/null &
 sh -c 'while :; do sleep 1; done' &
 sleep 1
 
-kfast-shim-guest wchan > $O/stock1
-kfast-shim-guest wchan > $O/stock2
+kallsyms-bench shim wchan > $O/stock1
+kallsyms-bench shim wchan > $O/stock2
 log "stock: $(wc -l < $O/stock1) threads"
 
 # 1. Bad input is refused, nothing changes.
@@ -108,7 +108,7 @@ sed '/^kallsyms_lookup /{s/1$/5/;t;s/.$/1/}' /tmp/good > /tmp/badfn3
 refused /tmp/badfn3 "kallsyms_lookup moved"
 printf 'kallsyms_num_syms zz\n' > /tmp/garbage
 refused /tmp/garbage "garbage"
-kfast-shim-guest wchan > $O/stock3
+kallsyms-bench shim wchan > $O/stock3
 
 # 2. Verified load, stock bench, enable, shim bench, compare.
 if kallsyms-bench shim load --no-enable; then
@@ -116,21 +116,21 @@ if kallsyms-bench shim load --no-enable; then
 	echo "bench 1000" > $D/ctl || fail "bench (stock)"
 	log "before enable: $(grep bench: $D/status)"
 	log "stock $(kallsyms-bench shim wchan-bench --seconds 8)"
-	kfast-shim-guest wchan > $O/stock4
+	kallsyms-bench shim wchan > $O/stock4
 	unpriv unpriv-stock1
 	echo enable > $D/ctl || fail "enable"
 	wait_for enabled 600 || fail "transition did not finish"
 	log "enabled: $(cat /sys/kernel/livepatch/kallsyms_fast_shim/enabled)"
-	kfast-shim-guest wchan > $O/shim1
-	kfast-shim-guest wchan > $O/shim2
-	kfast-shim-guest wchan > $O/shim3
+	kallsyms-bench shim wchan > $O/shim1
+	kallsyms-bench shim wchan > $O/shim2
+	kallsyms-bench shim wchan > $O/shim3
 	unpriv unpriv-shim1
 	unpriv unpriv-shim2
 	log "shim $(kallsyms-bench shim wchan-bench --seconds 8)"
 	log "$(grep generation $D/status)"
 	unload
 	log "stock again $(kallsyms-bench shim wchan-bench --seconds 8)"
-	kfast-shim-guest wchan > $O/stock5
+	kallsyms-bench shim wchan > $O/stock5
 	unpriv unpriv-stock2
 else
 	fail "valid load refused: $(grep 'last refusal' $D/status)"
@@ -281,7 +281,7 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 		done
 	} > /tmp/scale-tids
 	scale_dump() {
-		kfast-shim-guest wchan |
+		kallsyms-bench shim wchan |
 			awk 'NR == FNR { t[$1]; next } $1 in t' /tmp/scale-tids - > "$O/$1"
 	}
 	insmod $KO || fail "scale: insmod"
