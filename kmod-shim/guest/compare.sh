@@ -3,44 +3,18 @@
 # /init of `cargo xtask shim-compare`: two builds of the shim, timed in ONE
 # boot (whole-read times under TCG drift between boots, so before/after
 # numbers only compare inside one). For each of kallsyms_fast_shim_old.ko
-# and kallsyms_fast_shim.ko in turn (the old first unless kfs.first=new): insmod, load (verification), `bench
-# 200` unpatched, enable, wchan-scale, `bench 200` patched, disable, rmmod.
+# and kallsyms_fast_shim.ko in turn (the old first unless kfs.first=new):
+# insmod, load (verification), `bench 200` unpatched, enable, wchan-scale,
+# `bench 200` patched, disable, rmmod.
 # Stock wchan-scale runs before the first and after each. Progress and
-# numbers: "kfs-cmp:" lines on ttyS0. Result channel (ttyS1): dmesg as
-# capture.tar.gz and a KFAST-VERDICT line, as in the shim suite.
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mount -t debugfs debugfs /sys/kernel/debug
-R=/dev/ttyS1
-stty -F $R raw -echo 2>/dev/null
+# numbers: "kfs-shim:" lines on ttyS0; the result channel carries dmesg
+# and the verdict (kfs-guest-lib.sh).
+. /bin/kfs-guest-lib.sh
 
-D=/sys/kernel/debug/kallsyms_fast
-LP=/sys/kernel/livepatch/kallsyms_fast_shim
-O=/out
-SCALE=$(sed -n 's/.*kfs.scale=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -n "$SCALE" ] || SCALE=1000
+SCALE=$(cmdline_num scale 1000)
 # Which build goes first: host load drifts within a boot, so a second boot
 # in the other order shows how much of a difference is drift.
-FIRST=$(sed -n 's/.*kfs.first=\([a-z]*\).*/\1/p' /proc/cmdline)
-failures=""
-
-log() { echo "kfs-cmp: $*"; }
-fail() { log "FAIL: $*"; failures="$failures; $*"; }
-
-# Wait (up to $2 tenths of a second) for the shell condition $1.
-wait_for() {
-	i=0
-	while ! eval "$1"; do
-		i=$((i + 1))
-		[ $i -gt "$2" ] && return 1
-		sleep 0.1
-	done
-	return 0
-}
-
-enabled() { [ -d $LP ] && [ "$(cat $LP/transition)" = 0 ]; }
+FIRST=$(cmdline_num first old)
 
 # Whole passes over the sleepers' and ksym_many's wchans, logged as "$1 ...".
 scale() {
@@ -71,12 +45,7 @@ measure() {
 	scale "stock after $1"
 }
 
-kfast-shim-guest sleepers "$SCALE" &
-sleepers=$!
-insmod /lib/modules/ksym_many.ko nr_threads="$SCALE" ||
-	fail "insmod ksym_many nr_threads=$SCALE"
-wait_for '[ $(ls /proc/$sleepers/task | wc -l) -gt $SCALE ]' 600 ||
-	fail "sleepers did not start"
+start_sleepers "$SCALE"
 log "$(ls -d /proc/[0-9]*/task/* | wc -l) threads"
 scale "stock before"
 if [ "$FIRST" = new ]; then
@@ -87,15 +56,4 @@ else
 	measure new /lib/modules/kallsyms_fast_shim.ko
 fi
 
-dmesg > $O/dmesg.txt
-[ -n "$failures" ] && verdict="${failures#; }" || verdict=ok
-log "sending results ($verdict)"
-{
-	echo "KFAST-BEGIN capture.tar.gz"
-	tar -C $O -cf - . | gzip -c | base64
-	echo "KFAST-END capture.tar.gz"
-	echo "KFAST-VERDICT $verdict"
-} > $R
-sync
-echo o > /proc/sysrq-trigger
-sleep 30
+send_results

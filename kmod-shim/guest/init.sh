@@ -1,42 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# /init of the kmod-shim test guest (packed by `cargo xtask shim-test`).
-# Console: ttyS0 (progress lines start with "kfs-shim:").  Result channel:
-# ttyS1, framed as in the harness: KFAST-BEGIN capture.tar.gz / base64 /
-# KFAST-END capture.tar.gz / KFAST-VERDICT <ok | reasons>.
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mount -t debugfs debugfs /sys/kernel/debug
-R=/dev/ttyS1
-stty -F $R raw -echo 2>/dev/null
+# /init of the kmod-shim test guest (packed by `cargo xtask shim-test`);
+# the console and result channel are kfs-guest-lib.sh's.
+. /bin/kfs-guest-lib.sh
 
 KO=/lib/modules/kallsyms_fast_shim.ko
-D=/sys/kernel/debug/kallsyms_fast
-LP=/sys/kernel/livepatch/kallsyms_fast_shim
-O=/out
-CYCLES=$(sed -n 's/.*kfs.cycles=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -n "$CYCLES" ] || CYCLES=20
-SCALE=$(sed -n 's/.*kfs.scale=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -n "$SCALE" ] || SCALE=2500
-failures=""
-
-log() { echo "kfs-shim: $*"; }
-fail() { log "FAIL: $*"; failures="$failures; $*"; }
-
-# Wait (up to $2 tenths of a second) for the shell condition $1.
-wait_for() {
-	i=0
-	while ! eval "$1"; do
-		i=$((i + 1))
-		[ $i -gt "$2" ] && return 1
-		sleep 0.1
-	done
-	return 0
-}
-
-enabled() { [ -d $LP ] && [ "$(cat $LP/transition)" = 0 ]; }
+CYCLES=$(cmdline_num cycles 20)
+SCALE=$(cmdline_num scale 2500)
 
 # Every thread's wchan as uid 1000, which also owns a sleeping child, to $1.
 unpriv() {
@@ -262,12 +232,7 @@ log "cycles: $ok of $CYCLES completed"
 # 5. Scale: $SCALE user threads sleeping in core code, $SCALE ksym_many
 # kthreads sleeping in the module; passes over all of them, stock and shim.
 if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
-	kfast-shim-guest sleepers "$SCALE" &
-	sleepers=$!
-	insmod /lib/modules/ksym_many.ko nr_threads="$SCALE" ||
-		fail "insmod ksym_many nr_threads=$SCALE"
-	wait_for '[ $(ls /proc/$sleepers/task | wc -l) -gt $SCALE ]' 600 ||
-		fail "sleepers did not start"
+	start_sleepers "$SCALE"
 	log "scale: $(ls -d /proc/[0-9]*/task/* | wc -l) threads"
 	# The threads the scale dumps compare: the sleepers and ksym_many's
 	# kthreads, which stay put (the rest is compared in step 2, against
@@ -332,20 +297,4 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	rmmod ksym_truth || fail "rmmod ksym_truth"
 fi
 
-dmesg > $O/dmesg.txt
-# Oopses, warnings, call traces and lockdep reports.
-if grep -qE "Oops|WARNING:|BUG:|INFO:|Call Trace|general protection|possible (recursive|circular) locking|inconsistent lock state" $O/dmesg.txt; then
-	fail "kernel log has an oops/warning/lockdep report"
-fi
-
-[ -n "$failures" ] && verdict="${failures#; }" || verdict=ok
-log "sending results ($verdict)"
-{
-	echo "KFAST-BEGIN capture.tar.gz"
-	tar -C $O -cf - . | gzip -c | base64
-	echo "KFAST-END capture.tar.gz"
-	echo "KFAST-VERDICT $verdict"
-} > $R
-sync
-echo o > /proc/sysrq-trigger
-sleep 30
+send_results

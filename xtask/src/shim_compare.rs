@@ -9,21 +9,16 @@
 //! tree's `kallsyms-bench shim load` (the symbol list has not changed since
 //! the shim first loaded from userspace; a shim that refuses it is reported
 //! as a failure). The guest script is `kmod-shim/guest/compare.sh`; its
-//! `kfs-cmp:` console lines are the numbers.
+//! `kfs-shim:` console lines are the numbers.
 
-use crate::initramfs::{self, read};
-use crate::shim_test::{build_module, console_faults};
+use crate::initramfs::read;
+use crate::shim_test::{build_initramfs, build_module, console_faults};
 use crate::{channel, env, kernel, modules, qemu, run, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const INIT_SCRIPT: &str = "kmod-shim/guest/compare.sh";
-const APPLETS: &[&str] = &[
-    "sh", "mount", "insmod", "rmmod", "cat", "echo", "ls", "sleep", "tar", "gzip", "base64",
-    "stty", "dmesg", "sync", "wc", "grep", "sed", "kill",
-];
-
 /// Options of `shim-compare`.
 #[derive(clap::Args, Debug)]
 pub struct Options {
@@ -70,18 +65,8 @@ pub fn run(opts: &Options) -> Result<u8> {
     let new = build_module()?;
     let mut kos = vec![old, new];
     kos.extend(modules::build_these(&["ksym_many"])?);
-    let loader = initramfs::build_static("userspace-bench", "kallsyms-bench")?;
-    let helpers = initramfs::build_static("xtask", "kfast-shim-guest")?;
-    let initrd = initramfs::pack(&initramfs::Spec {
-        init: INIT_SCRIPT,
-        applets: APPLETS,
-        bins: &[("kallsyms-bench", &loader), ("kfast-shim-guest", &helpers)],
-        modules: &kos,
-        out: "shim-compare-initramfs.cpio",
-    })?;
+    let initrd = build_initramfs(INIT_SCRIPT, &kos, "shim-compare-initramfs.cpio")?;
     let dir = env::work_dir().join("runs").join("shim-compare-latest");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let boot = qemu::boot(
         &kernel::bzimage(),
         &initrd,
@@ -95,7 +80,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     )?;
     let console = fs::read_to_string(&boot.console).unwrap_or_default();
     for l in console.lines() {
-        if l.contains("kfs-cmp:") || l.contains("kallsyms_fast_shim") {
+        if l.contains("kfs-shim:") || l.contains("kallsyms_fast_shim") {
             eprintln!("{l}");
         }
     }
