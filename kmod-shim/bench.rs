@@ -13,7 +13,7 @@ use crate::glue::{cycles, kfs_collect_stack_addrs, now, resched};
 use crate::mod_index::{self, ModAnswer};
 use crate::sprint;
 use crate::state::{shim, SPRINT_BUF};
-use crate::status::{KfsLock, Text};
+use crate::status::KfsLock;
 use crate::verify::stock_sprint;
 use crate::wchan::{kfs_lookup_symbol_name, lookup_module_name, lookup_nocache, CACHE};
 use crate::zeroed::kv_zeroed;
@@ -225,7 +225,7 @@ pub(crate) extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
     let st = held.status();
     st.bench.clear();
     let _ = write!(
-        Text(&mut st.bench),
+        st.bench,
         "bench{}: {nc} core addresses x {per} rounds: lookup_symbol_name {} ns ({stock_c} cyc), index {} ns ({index_c} cyc, {ri}.{rif:02}x), index+cache {} ns ({cached_c} cyc, {rc}.{rcf:02}x); ",
         if patched { " (patched: stock entry points go to the shim)" } else { "" },
         to_ns(stock_c),
@@ -233,7 +233,7 @@ pub(crate) extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
         to_ns(cached_c),
     );
     let _ = write!(
-        Text(&mut st.bench),
+        st.bench,
         "sprint_symbol {} ns ({sstock_c} cyc), shim {} ns ({sshim_c} cyc, {rs}.{rsf:02}x); {nm} module addresses x {mod_per} rounds: lookup_module_symbol_name {} ns ({mstock_c} cyc), module index {} ns ({mindex_c} cyc, {rm}.{rmf:02}x), sprint_symbol {} ns ({msstock_c} cyc), shim {} ns ({msshim_c} cyc, {rms}.{rmsf:02}x); best of 5 trials, {} ms in all, {mismatches} disagreements in {} addresses",
         to_ns(sstock_c),
         to_ns(sshim_c),
@@ -244,7 +244,7 @@ pub(crate) extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
         total_ns / 1_000_000,
         agree.len() + agree_mod.len(),
     );
-    pr_info!("{}\n", core::str::from_utf8(&st.bench).unwrap_or(""));
+    pr_info!("{}\n", st.bench);
     if mismatches > 0 {
         pr_err!("bench: {mismatches} addresses resolved differently from the stock lookups\n");
     }

@@ -13,7 +13,7 @@ use crate::errno;
 use crate::glue::resched;
 use crate::sprint::{sprint_indexed, Indexed};
 use crate::state::{shim, SPRINT_BUF};
-use crate::status::{KfsLock, Text};
+use crate::status::KfsLock;
 use crate::verify::stock_sprint;
 
 /// `check` write: whitespace-separated hex addresses. For each, the `%pS`
@@ -63,7 +63,7 @@ pub(crate) extern "C" fn kfs_rust_check(text: *const u8, len: usize) -> c_int {
                 let ours = core::str::from_utf8(ours).unwrap_or("<non-utf8>");
                 let theirs = core::str::from_utf8(theirs).unwrap_or("<non-utf8>");
                 let _ = write!(
-                    Text(&mut st.check.first),
+                    st.check.first,
                     "{addr:#x}: shim \"{ours}\", sprint_symbol() \"{theirs}\""
                 );
             }

@@ -6,10 +6,8 @@
 
 use core::fmt::{self, Write};
 
-use arrayvec::ArrayVec;
+use arrayvec::ArrayString;
 use kernel::prelude::*;
-
-use crate::status::Text;
 
 // The loader's symbols, shared with `kallsyms-bench shim load`.
 pub(crate) use kallsyms_fast::loader::{
@@ -23,15 +21,15 @@ pub(crate) struct Refusal {
     /// `ENOMEM` for out-of-memory, `EOPNOTSUPP` for an unsupported kernel,
     /// `EINVAL` for input the kernel does not vouch for.
     pub(crate) errno: Error,
-    /// The reason, for the log and the `status` file (cut at 256 bytes).
-    pub(crate) text: ArrayVec<u8, 256>,
+    /// The reason, for the log and the `status` file (a piece that would pass 256 bytes is left out).
+    pub(crate) text: ArrayString<256>,
 }
 
 /// `Err(Refusal)` with `errno` and the formatted reason: call sites read
 /// `return refused(EINVAL, format_args!(...))`.
 pub(crate) fn refused<T>(errno: Error, reason: fmt::Arguments<'_>) -> Result<T, Refusal> {
-    let mut text = ArrayVec::new();
-    let _ = Text(&mut text).write_fmt(reason);
+    let mut text = ArrayString::new();
+    let _ = text.write_fmt(reason);
     Err(Refusal { errno, text })
 }
 

@@ -5,7 +5,7 @@
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
-use arrayvec::ArrayVec;
+use arrayvec::ArrayString;
 use kallsyms_fast::format::SliceWriter;
 
 use crate::mod_index;
@@ -18,10 +18,15 @@ use crate::wchan::CACHE;
 struct StatusText(core::cell::UnsafeCell<StatusInner>);
 
 /// What the `status` file shows of the last load, bench and checks.
+///
+/// The texts are `ArrayString`s written with `write!`: a piece of a
+/// message that does not fit is dropped whole, so the text stays UTF-8
+/// (every message the shim writes fits; only an over-long name from the
+/// loader's input or a symbol could overflow).
 pub(crate) struct StatusInner {
-    pub(crate) refused: ArrayVec<u8, 256>,
-    pub(crate) verified: ArrayVec<u8, 256>,
-    pub(crate) bench: ArrayVec<u8, 1024>,
+    pub(crate) refused: ArrayString<256>,
+    pub(crate) verified: ArrayString<256>,
+    pub(crate) bench: ArrayString<1024>,
     pub(crate) check: CheckCounts,
 }
 
@@ -32,7 +37,7 @@ pub(crate) struct CheckCounts {
     pub(crate) outside: u64,
     pub(crate) unserved: u64,
     pub(crate) mismatches: u64,
-    pub(crate) first: ArrayVec<u8, 512>,
+    pub(crate) first: ArrayString<512>,
 }
 
 // SAFETY: the only access is `KfsLock::status()`, and every `KfsLock` is
@@ -40,16 +45,16 @@ pub(crate) struct CheckCounts {
 unsafe impl Sync for StatusText {}
 
 static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
-    refused: ArrayVec::new_const(),
-    verified: ArrayVec::new_const(),
-    bench: ArrayVec::new_const(),
+    refused: ArrayString::new_const(),
+    verified: ArrayString::new_const(),
+    bench: ArrayString::new_const(),
     check: CheckCounts {
         total: 0,
         module: 0,
         outside: 0,
         unserved: 0,
         mismatches: 0,
-        first: ArrayVec::new_const(),
+        first: ArrayString::new_const(),
     },
 }));
 
@@ -82,17 +87,6 @@ impl KfsLock {
     }
 }
 
-/// A small `fmt::Write` into a byte array.
-pub(crate) struct Text<'a, const N: usize>(pub(crate) &'a mut ArrayVec<u8, N>);
-
-impl<const N: usize> Write for Text<'_, N> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let room = self.0.remaining_capacity().min(s.len());
-        let _ = self.0.try_extend_from_slice(&s.as_bytes()[..room]);
-        Ok(())
-    }
-}
-
 /// `status` read. Called under `kfs_lock`.
 #[no_mangle]
 pub(crate) extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
@@ -108,21 +102,9 @@ pub(crate) extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
             Some(_) => writeln!(w, "state: ready"),
             None => writeln!(w, "state: no tables (stock lookup in charge)"),
         };
-        let _ = writeln!(
-            w,
-            "verified: {}",
-            core::str::from_utf8(&st.verified).unwrap_or("")
-        );
-        let _ = writeln!(
-            w,
-            "last refusal: {}",
-            core::str::from_utf8(&st.refused).unwrap_or("")
-        );
-        let _ = writeln!(
-            w,
-            "{}",
-            core::str::from_utf8(&st.bench).unwrap_or("bench: none")
-        );
+        let _ = writeln!(w, "verified: {}", st.verified);
+        let _ = writeln!(w, "last refusal: {}", st.refused);
+        let _ = writeln!(w, "{}", st.bench);
         let _ = writeln!(
             w,
             "cache generation: {}, module events: {}",
@@ -146,7 +128,7 @@ pub(crate) extern "C" fn kfs_rust_status(buf: *mut u8, len: usize) -> usize {
             c.mismatches,
             c.outside,
             if c.first.is_empty() { "" } else { "; first: " },
-            core::str::from_utf8(&c.first).unwrap_or("")
+            c.first
         );
     }
     w.finish()

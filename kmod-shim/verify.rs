@@ -16,11 +16,11 @@ use kernel::prelude::*;
 
 use crate::errno;
 use crate::glue::{kfs_cond_resched, kfs_index_live_modules, kfs_sprint_symbol, now};
-use crate::loader::{parse_input, refused, Refusal, FUNC_SYMS, TABLE_SYMS};
+use crate::loader::{parse_input, refused, Refusal, FUNC_SYMS, SECTION_SYMS, TABLE_SYMS};
 use crate::mod_index::ModuleAddressFn;
 use crate::sprint::{self, KallsymsLookupFn};
 use crate::state::{LookupFn, Shim, SPRINT_BUF, STATE};
-use crate::status::{KfsLock, Text};
+use crate::status::KfsLock;
 use crate::zeroed::{kv_token_slots, kv_zeroed};
 /// The stock `sprint_symbol()` text for `addr`.
 pub(crate) fn stock_sprint(addr: u64, buf: &mut [u8; SPRINT_BUF]) -> &[u8] {
@@ -140,18 +140,11 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         verify_symbol(name, a)?;
         funcs[i] = a;
     }
-    let sec = &vals[TABLE_SYMS.len() + FUNC_SYMS.len()..];
-    let sections = Sections {
-        stext: sec[0],
-        etext: sec[1],
-        sinittext: sec[2],
-        einittext: sec[3],
-        end: sec[4],
-        init_begin: sec[5],
-        init_end: sec[6],
-        gate: None,
-        all_symbols: cfg!(CONFIG_KALLSYMS_ALL),
+    // The section bounds come last in the loader's order.
+    let Some(&bounds) = vals.last_chunk::<{ SECTION_SYMS.len() }>() else {
+        return refused(EINVAL, format_args!("section bounds missing"));
     };
+    let sections = Sections::from_bounds(bounds, None, cfg!(CONFIG_KALLSYMS_ALL));
     if !(sections.stext < sections.etext
         && sections.etext <= sections.end
         && sections.sinittext <= sections.einittext
@@ -258,16 +251,7 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
             unsafe { kfs_cond_resched() };
         }
     }
-    let s = sections;
-    for b in [
-        s.stext,
-        s.etext,
-        s.sinittext,
-        s.einittext,
-        s.end,
-        s.init_begin,
-        s.init_end,
-    ] {
+    for b in sections.bounds() {
         for a in [b.wrapping_sub(1), b, b.wrapping_add(1)] {
             check_addr(&shim, a, &mut checks)?;
         }
@@ -302,15 +286,12 @@ pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
             st.refused.clear();
             st.verified.clear();
             let _ = write!(
-                Text(&mut st.verified),
+                st.verified,
                 "{} symbols, {checks} addresses checked against sprint_symbol() in {ms} ms, index {} bytes",
                 shim.tables.num_syms,
                 shim.index_bytes()
             );
-            pr_info!(
-                "verified: {}\n",
-                core::str::from_utf8(&st.verified).unwrap_or("")
-            );
+            pr_info!("verified: {}\n", st.verified);
             STATE.store(KBox::into_raw(shim), Ordering::Release);
             // Modules that went live before now had no notifier run that
             // could index them.
@@ -323,7 +304,7 @@ pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
             st.refused = r.text;
             pr_err!(
                 "refused: {}; the stock lookup stays in charge\n",
-                core::str::from_utf8(&st.refused).unwrap_or("<non-utf8>")
+                st.refused
             );
             errno(r.errno)
         }

@@ -87,19 +87,10 @@ fn parse(data: &[u8]) -> Raw {
     let flags = r.int::<1>()[0];
     let num_syms = r.u32().min(MAX_SYMS);
     let relative_base = r.u64();
-    let b: [u64; 9] = core::array::from_fn(|_| r.u64());
+    let bounds: [u64; 7] = core::array::from_fn(|_| r.u64());
+    let (g0, g1) = (r.u64(), r.u64());
     let counts: [u32; 6] = core::array::from_fn(|_| r.u32());
-    let sections = Sections {
-        stext: b[0],
-        etext: b[1],
-        sinittext: b[2],
-        einittext: b[3],
-        end: b[4],
-        init_begin: b[5],
-        init_end: b[6],
-        gate: (b[7] != b[8]).then_some((b[7], b[8])),
-        all_symbols: flags & 2 != 0,
-    };
+    let sections = Sections::from_bounds(bounds, (g0 != g1).then_some((g0, g1)), flags & 2 != 0);
     let offsets = r.vec(counts[0], 4, |c| {
         i32::from_le_bytes([c[0], c[1], c[2], c[3]])
     });
@@ -132,17 +123,7 @@ fn serialise(t: &OwnedTables, flags: u8) -> Vec<u8> {
     out.extend((t.offsets.len() as u32).to_le_bytes());
     out.extend(t.relative_base.to_le_bytes());
     let (g0, g1) = s.gate.unwrap_or((0, 0));
-    for v in [
-        s.stext,
-        s.etext,
-        s.sinittext,
-        s.einittext,
-        s.end,
-        s.init_begin,
-        s.init_end,
-        g0,
-        g1,
-    ] {
+    for v in s.bounds().into_iter().chain([g0, g1]) {
         out.extend(v.to_le_bytes());
     }
     for c in [
@@ -280,17 +261,7 @@ fn check(raw: &Raw) {
     let (mut n1, mut n2, mut n3) = (NameBuf::new(), NameBuf::new(), NameBuf::new());
     let mut probes = vec![0, u64::MAX];
     let g = sections.gate.unwrap_or((0, 0));
-    for b in [
-        sections.stext,
-        sections.etext,
-        sections.sinittext,
-        sections.einittext,
-        sections.end,
-        sections.init_begin,
-        sections.init_end,
-        g.0,
-        g.1,
-    ] {
+    for b in sections.bounds().into_iter().chain([g.0, g.1]) {
         probes.extend([b, b.wrapping_sub(1), b.wrapping_add(1)]);
     }
     for pos in 0..view.len() {

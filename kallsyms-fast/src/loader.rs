@@ -29,7 +29,8 @@ pub const FUNCTION_SYMBOLS: [&str; 4] = [
     "kallsyms_lookup",
 ];
 
-/// The section bounds of [`Sections`](crate::Sections).
+/// The section bounds of [`Sections`](crate::Sections), in the order of
+/// [`Sections::bounds`](crate::Sections::bounds).
 pub const SECTION_SYMBOLS: [&str; 7] = [
     "_stext",
     "_etext",
@@ -69,3 +70,40 @@ pub const LOADER_SYMBOLS: [&str; NUM_LOADER_SYMBOLS] = {
     }
     out
 };
+
+#[cfg(test)]
+mod tests {
+    use super::SECTION_SYMBOLS;
+    use crate::Sections;
+
+    /// `Sections::bounds()` lists the fields in the loader's name order, and
+    /// `from_bounds()` puts them back.
+    #[test]
+    fn section_symbols_follow_bounds_order() {
+        let s = Sections {
+            stext: 1,
+            etext: 2,
+            sinittext: 3,
+            einittext: 4,
+            end: 5,
+            init_begin: 6,
+            init_end: 7,
+            gate: Some((8, 9)),
+            all_symbols: true,
+        };
+        for (name, b) in SECTION_SYMBOLS.iter().zip(s.bounds()) {
+            let field = match *name {
+                "_stext" => s.stext,
+                "_etext" => s.etext,
+                "_sinittext" => s.sinittext,
+                "_einittext" => s.einittext,
+                "_end" => s.end,
+                "__init_begin" => s.init_begin,
+                "__init_end" => s.init_end,
+                other => panic!("unknown section symbol {other}"),
+            };
+            assert_eq!(field, b, "{name}");
+        }
+        assert_eq!(Sections::from_bounds(s.bounds(), s.gate, true), s);
+    }
+}

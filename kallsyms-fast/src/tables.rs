@@ -69,6 +69,39 @@ pub struct Sections {
 }
 
 impl Sections {
+    /// Sections from the seven linker-symbol bounds in
+    /// [`bounds`](Self::bounds)' order.
+    pub const fn from_bounds(b: [u64; 7], gate: Option<(u64, u64)>, all_symbols: bool) -> Self {
+        let [stext, etext, sinittext, einittext, end, init_begin, init_end] = b;
+        Self {
+            stext,
+            etext,
+            sinittext,
+            einittext,
+            end,
+            init_begin,
+            init_end,
+            gate,
+            all_symbols,
+        }
+    }
+
+    /// The seven linker-symbol bounds, in the order of
+    /// [`loader::SECTION_SYMBOLS`](crate::loader::SECTION_SYMBOLS) (`_stext`,
+    /// `_etext`, `_sinittext`, `_einittext`, `_end`, `__init_begin`,
+    /// `__init_end`): what a loader passes and a verifier probes.
+    pub const fn bounds(&self) -> [u64; 7] {
+        [
+            self.stext,
+            self.etext,
+            self.sinittext,
+            self.einittext,
+            self.end,
+            self.init_begin,
+            self.init_end,
+        ]
+    }
+
     /// `is_kernel_inittext()`.
     #[inline]
     pub fn is_kernel_inittext(&self, addr: u64) -> bool {

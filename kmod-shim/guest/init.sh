@@ -1,42 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# /init of the kmod-shim test guest (packed by `cargo xtask shim-test`).
-# Console: ttyS0 (progress lines start with "kfs-shim:").  Result channel:
-# ttyS1, framed as in the harness: KFAST-BEGIN capture.tar.gz / base64 /
-# KFAST-END capture.tar.gz / KFAST-VERDICT <ok | reasons>.
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mount -t debugfs debugfs /sys/kernel/debug
-R=/dev/ttyS1
-stty -F $R raw -echo 2>/dev/null
+# /init of the kmod-shim test guest (packed by `cargo xtask shim-test`);
+# the console and result channel are kfs-guest-lib.sh's.
+. /bin/kfs-guest-lib.sh
 
 KO=/lib/modules/kallsyms_fast_shim.ko
-D=/sys/kernel/debug/kallsyms_fast
-LP=/sys/kernel/livepatch/kallsyms_fast_shim
-O=/out
-CYCLES=$(sed -n 's/.*kfs.cycles=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -n "$CYCLES" ] || CYCLES=20
-SCALE=$(sed -n 's/.*kfs.scale=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -n "$SCALE" ] || SCALE=2500
-failures=""
-
-log() { echo "kfs-shim: $*"; }
-fail() { log "FAIL: $*"; failures="$failures; $*"; }
-
-# Wait (up to $2 tenths of a second) for the shell condition $1.
-wait_for() {
-	i=0
-	while ! eval "$1"; do
-		i=$((i + 1))
-		[ $i -gt "$2" ] && return 1
-		sleep 0.1
-	done
-	return 0
-}
-
-enabled() { [ -d $LP ] && [ "$(cat $LP/transition)" = 0 ]; }
+CYCLES=$(cmdline_num cycles 20)
+SCALE=$(cmdline_num scale 2500)
 
 # Every thread's wchan as uid 1000, which also owns a sleeping child, to $1.
 unpriv() {
@@ -46,7 +16,7 @@ unpriv() {
 
 # "<count> <wchan>" for the wchans of more than 100 threads.
 histogram() {
-	kfast-shim-guest wchan |
+	kallsyms-bench shim wchan |
 		awk '{ c[$2]++ } END { for (w in c) if (c[w] > 100) printf "%d %s, ", c[w], w }'
 }
 
@@ -82,8 +52,8 @@ cat /tmp/fifo/p > /dev/null &
 sh -c 'while :; do sleep 1; done' &
 sleep 1
 
-kfast-shim-guest wchan > $O/stock1
-kfast-shim-guest wchan > $O/stock2
+kallsyms-bench shim wchan > $O/stock1
+kallsyms-bench shim wchan > $O/stock2
 log "stock: $(wc -l < $O/stock1) threads"
 
 # 1. Bad input is refused, nothing changes.
@@ -108,7 +78,7 @@ sed '/^kallsyms_lookup /{s/1$/5/;t;s/.$/1/}' /tmp/good > /tmp/badfn3
 refused /tmp/badfn3 "kallsyms_lookup moved"
 printf 'kallsyms_num_syms zz\n' > /tmp/garbage
 refused /tmp/garbage "garbage"
-kfast-shim-guest wchan > $O/stock3
+kallsyms-bench shim wchan > $O/stock3
 
 # 2. Verified load, stock bench, enable, shim bench, compare.
 if kallsyms-bench shim load --no-enable; then
@@ -116,21 +86,21 @@ if kallsyms-bench shim load --no-enable; then
 	echo "bench 1000" > $D/ctl || fail "bench (stock)"
 	log "before enable: $(grep bench: $D/status)"
 	log "stock $(kallsyms-bench shim wchan-bench --seconds 8)"
-	kfast-shim-guest wchan > $O/stock4
+	kallsyms-bench shim wchan > $O/stock4
 	unpriv unpriv-stock1
 	echo enable > $D/ctl || fail "enable"
 	wait_for enabled 600 || fail "transition did not finish"
 	log "enabled: $(cat /sys/kernel/livepatch/kallsyms_fast_shim/enabled)"
-	kfast-shim-guest wchan > $O/shim1
-	kfast-shim-guest wchan > $O/shim2
-	kfast-shim-guest wchan > $O/shim3
+	kallsyms-bench shim wchan > $O/shim1
+	kallsyms-bench shim wchan > $O/shim2
+	kallsyms-bench shim wchan > $O/shim3
 	unpriv unpriv-shim1
 	unpriv unpriv-shim2
 	log "shim $(kallsyms-bench shim wchan-bench --seconds 8)"
 	log "$(grep generation $D/status)"
 	unload
 	log "stock again $(kallsyms-bench shim wchan-bench --seconds 8)"
-	kfast-shim-guest wchan > $O/stock5
+	kallsyms-bench shim wchan > $O/stock5
 	unpriv unpriv-stock2
 else
 	fail "valid load refused: $(grep 'last refusal' $D/status)"
@@ -262,12 +232,7 @@ log "cycles: $ok of $CYCLES completed"
 # 5. Scale: $SCALE user threads sleeping in core code, $SCALE ksym_many
 # kthreads sleeping in the module; passes over all of them, stock and shim.
 if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
-	kfast-shim-guest sleepers "$SCALE" &
-	sleepers=$!
-	insmod /lib/modules/ksym_many.ko nr_threads="$SCALE" ||
-		fail "insmod ksym_many nr_threads=$SCALE"
-	wait_for '[ $(ls /proc/$sleepers/task | wc -l) -gt $SCALE ]' 600 ||
-		fail "sleepers did not start"
+	start_sleepers "$SCALE"
 	log "scale: $(ls -d /proc/[0-9]*/task/* | wc -l) threads"
 	# The threads the scale dumps compare: the sleepers and ksym_many's
 	# kthreads, which stay put (the rest is compared in step 2, against
@@ -281,7 +246,7 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 		done
 	} > /tmp/scale-tids
 	scale_dump() {
-		kfast-shim-guest wchan |
+		kallsyms-bench shim wchan |
 			awk 'NR == FNR { t[$1]; next } $1 in t' /tmp/scale-tids - > "$O/$1"
 	}
 	insmod $KO || fail "scale: insmod"
@@ -332,20 +297,4 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	rmmod ksym_truth || fail "rmmod ksym_truth"
 fi
 
-dmesg > $O/dmesg.txt
-# Oopses, warnings, call traces and lockdep reports.
-if grep -qE "Oops|WARNING:|BUG:|INFO:|Call Trace|general protection|possible (recursive|circular) locking|inconsistent lock state" $O/dmesg.txt; then
-	fail "kernel log has an oops/warning/lockdep report"
-fi
-
-[ -n "$failures" ] && verdict="${failures#; }" || verdict=ok
-log "sending results ($verdict)"
-{
-	echo "KFAST-BEGIN capture.tar.gz"
-	tar -C $O -cf - . | gzip -c | base64
-	echo "KFAST-END capture.tar.gz"
-	echo "KFAST-VERDICT $verdict"
-} > $R
-sync
-echo o > /proc/sysrq-trigger
-sleep 30
+send_results

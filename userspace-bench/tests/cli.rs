@@ -1,41 +1,8 @@
 //! The `kallsyms-bench` binary, run as a user would.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kallsyms-bench"))
-}
-
-/// A captured tree with two modules, exact module layouts, sections and
-/// bpf/ftrace pseudo-modules (tests/data/parse/root).
-fn sample_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/parse/root")
-}
-
-fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("writes");
-    child.wait_with_output().expect("runs")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kallsyms-bench-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
+use common::{assert_error, bin, resolve, run, sample_root};
 
 /// Each expected line was derived by hand from the sample files with the
 /// 6.12 rules (first alias, next distinct address or section/region end,
@@ -79,7 +46,7 @@ ffffffff82209990 0xffffffff82209990
 fn resolve_reads_stdin_one_address_per_line() {
     let mut cmd = bin();
     cmd.args(["resolve", "--root"]).arg(sample_root());
-    let out = run_with_stdin(cmd, "0xffffffff81000010\n\nFFFFFFFF81000040\n");
+    let out = run(cmd, b"0xffffffff81000010\n\nFFFFFFFF81000040\n");
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -98,7 +65,7 @@ fn bad_inputs_fail_with_the_file_or_line_named() {
 
     let mut cmd = bin();
     cmd.args(["resolve", "--root"]).arg(sample_root());
-    let out = run_with_stdin(cmd, "ffffffff81000010\nnot-hex\n");
+    let out = run(cmd, b"ffffffff81000010\nnot-hex\n");
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("<stdin>:2"),
@@ -107,25 +74,15 @@ fn bad_inputs_fail_with_the_file_or_line_named() {
     );
 
     // What an unprivileged reader sees: every address zeroed.
-    let root = temp_dir("zeroed");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
     std::fs::create_dir_all(root.join("proc")).expect("mkdir");
     std::fs::write(
         root.join("proc/kallsyms"),
         "0000000000000000 T _stext\n0000000000000000 T start_kernel\n",
     )
     .expect("write");
-    let out = bin()
-        .args(["resolve", "--root"])
-        .arg(&root)
-        .arg("1")
-        .output()
-        .expect("runs");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("proc/kallsyms") && err.contains("kptr_restrict"),
-        "{err}"
-    );
+    assert_error(&resolve(root, &["1"]), &["proc/kallsyms", "kptr_restrict"]);
 
     // A truncated line names its line number.
     std::fs::write(
@@ -133,19 +90,7 @@ fn bad_inputs_fail_with_the_file_or_line_named() {
         "ffffffff81000000 T _stext\nffffffff81000010 T\n",
     )
     .expect("write");
-    let out = bin()
-        .args(["resolve", "--root"])
-        .arg(&root)
-        .arg("1")
-        .output()
-        .expect("runs");
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("kallsyms:2"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_dir_all(&root);
+    assert_error(&resolve(root, &["1"]), &["kallsyms:2"]);
 }
 
 #[test]
@@ -153,8 +98,9 @@ fn capture_then_resolve_gives_the_live_answers() {
     let live_ok = std::fs::read("/proc/kallsyms")
         .map(|t| t.starts_with(b"ffff"))
         .unwrap_or(false);
-    let dir = temp_dir("capture");
-    let out = bin().arg("capture").arg(&dir).output().expect("runs");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
+    let out = bin().arg("capture").arg(dir).output().expect("runs");
     if !live_ok {
         // Hidden or unreadable addresses must be refused, not captured.
         assert!(!out.status.success());
@@ -176,14 +122,13 @@ fn capture_then_resolve_gives_the_live_answers() {
     let live = bin().args(["resolve", stext]).output().expect("runs");
     let replay = bin()
         .args(["resolve", "--root"])
-        .arg(&dir)
+        .arg(dir)
         .arg(stext)
         .output()
         .expect("runs");
     assert!(live.status.success() && replay.status.success());
     assert_eq!(live.stdout, replay.stdout);
     assert!(String::from_utf8_lossy(&replay.stdout).contains("+0x0/"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

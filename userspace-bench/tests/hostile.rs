@@ -3,21 +3,12 @@
 //! the file and line (or field), in bounded time and memory, and nothing is
 //! written outside the directory the user named.
 
-use std::io::Write;
+mod common;
+
+use common::{assert_error, bin, resolve, run, sample_root, stderr, stdout};
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kallsyms-bench"))
-}
-
-/// The captured sample tree (tests/data/parse/root): two modules, exact
-/// layouts, sections, and bpf/ftrace/kprobes pseudo-modules.
-fn sample_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/parse/root")
-}
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
@@ -37,56 +28,6 @@ fn sample_copy() -> tempfile::TempDir {
     let d = tempfile::tempdir().expect("temp dir");
     copy_tree(&sample_root(), d.path());
     d
-}
-
-/// Runs `cmd` with `stdin` fed in, killing it if it has not finished after
-/// a minute (a hang is the failure being tested for, not a timing).
-fn run(mut cmd: Command, stdin: &[u8]) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
-    // A writer thread, so a child that stops reading cannot block us.
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let start = Instant::now();
-    while child.try_wait().expect("try_wait").is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("kallsyms-bench hung: {cmd:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = writer.join();
-    child.wait_with_output().expect("output")
-}
-
-fn resolve(root: &Path, args: &[&str]) -> Output {
-    let mut cmd = bin();
-    cmd.args(["resolve", "--root"]).arg(root).args(args);
-    run(cmd, b"")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Fails unless `o` failed with a message containing every one of `want`.
-fn assert_error(o: &Output, want: &[&str]) {
-    let e = stderr(o);
-    assert!(!o.status.success(), "succeeded: {}", stdout(o));
-    for w in want {
-        assert!(e.contains(w), "{w:?} not in {e}");
-    }
 }
 
 fn mkfifo(path: &Path) {

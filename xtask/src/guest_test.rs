@@ -62,10 +62,6 @@ pub fn run(opts: &Options) -> Result<u8> {
     eprintln!("guest-test: artefacts ready in {:.1?}", t.elapsed());
 
     let dir = env::run_dir();
-    if dir.exists() {
-        fs::remove_dir_all(&dir).map_err(|e| format!("cannot clean {}: {e}", dir.display()))?;
-    }
-    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let boot = qemu::boot(
         &kernel::bzimage(),
         &initrd,

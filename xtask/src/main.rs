@@ -35,6 +35,7 @@ mod patches;
 mod qemu;
 mod run;
 mod setup;
+mod shim_compare;
 mod shim_test;
 mod uml;
 mod uml_test;
@@ -78,6 +79,9 @@ enum Cmd {
     Uml(uml::BuildOptions),
     /// Build the UML kernel, boot it, compare mirror vs kernel there.
     UmlTest(uml_test::Options),
+    /// Two builds of kmod-shim (an older tree's and this one's), timed in
+    /// one boot.
+    ShimCompare(shim_compare::Options),
     /// Rerun mirror-vs-kernel on a capture.
     Compare {
         /// The capture directory (default: the last guest run's).
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
         Cmd::GuestTest(o) => guest_test::run(&o),
         Cmd::Compare { dir } => guest_test::compare_only(dir.as_deref()),
         Cmd::ShimTest(o) => shim_test::run(&o),
+        Cmd::ShimCompare(o) => shim_compare::run(&o),
         Cmd::Test(o) => test_all(&o),
         Cmd::Uml(o) => uml::run_build(&o),
         Cmd::UmlTest(o) => uml_test::run(&o),

@@ -25,7 +25,8 @@ pub struct Boot {
     pub guest_exit: Option<i32>,
 }
 
-/// Boot `kernel` with `initrd`; logs go into `dir`.
+/// Boot `kernel` with `initrd`; logs go into `dir`, emptied first so that
+/// no earlier run's logs are read as this one's.
 pub fn boot(
     kernel: &Path,
     initrd: &Path,
@@ -33,6 +34,10 @@ pub fn boot(
     timeout: Duration,
     extra: &str,
 ) -> Result<Boot> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| format!("cannot clean {}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let console = dir.join("console.log");
     let result = dir.join("result.txt");
     let qlog = dir.join("qemu.log");

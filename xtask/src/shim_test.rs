@@ -18,6 +18,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const INIT_SCRIPT: &str = "kmod-shim/guest/init.sh";
+/// The shell library both shim guests' `/init` source: (its name in
+/// `/bin`, its source in the repository).
+const GUEST_LIB: (&str, &str) = ("kfs-guest-lib.sh", "kmod-shim/guest/lib.sh");
 const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "rmmod", "lsmod", "cat", "echo", "ls", "mkdir", "mkfifo", "sleep",
     "tar", "gzip", "base64", "stty", "dmesg", "sync", "head", "tail", "wc", "grep", "sed", "awk",
@@ -53,7 +56,7 @@ impl Default for Options {
 }
 
 /// `make -C kmod-shim`; returns the `.ko`.
-fn build_module() -> Result<PathBuf> {
+pub(crate) fn build_module() -> Result<PathBuf> {
     let out = env::work_dir().join("shim-build");
     let mut make = env::kernel_make();
     make.arg("-C")
@@ -70,18 +73,21 @@ fn build_module() -> Result<PathBuf> {
 /// test helpers `kfast-shim-guest`, and the test modules: ksym_truth's
 /// load/unload events during the cycles exercise the notifier; ksym_many's
 /// kthreads sleep in a module for the scale bench; ksym_ctx prints %pS from
-/// scheduler-lock, hard-irq, work-item and NMI contexts.
-fn build_initramfs(ko: &Path, test_kos: &[PathBuf]) -> Result<PathBuf> {
+/// scheduler-lock, hard-irq, work-item and NMI contexts. `shim-compare`
+/// packs its own `/init` and modules with the same binaries.
+pub(crate) fn build_initramfs(init: &str, modules: &[PathBuf], out: &str) -> Result<PathBuf> {
     let loader = initramfs::build_static("userspace-bench", "kallsyms-bench")?;
     let helpers = initramfs::build_static("xtask", "kfast-shim-guest")?;
-    let mut modules = vec![ko.to_path_buf()];
-    modules.extend_from_slice(test_kos);
     initramfs::pack(&initramfs::Spec {
-        init: INIT_SCRIPT,
+        init,
         applets: APPLETS,
-        bins: &[("kallsyms-bench", &loader), ("kfast-shim-guest", &helpers)],
-        modules: &modules,
-        out: "shim-initramfs.cpio",
+        bins: &[
+            ("kallsyms-bench", &loader),
+            ("kfast-shim-guest", &helpers),
+            (GUEST_LIB.0, &env::repo_root().join(GUEST_LIB.1)),
+        ],
+        modules,
+        out,
     })
 }
 
@@ -288,10 +294,10 @@ pub fn run(opts: &Options) -> Result<u8> {
     let ko = build_module()?;
     let mut test_kos = modules::build()?;
     test_kos.extend(modules::build_these(&["ksym_ctx"])?);
-    let initrd = build_initramfs(&ko, &test_kos)?;
+    let mut kos = vec![ko];
+    kos.extend(test_kos);
+    let initrd = build_initramfs(INIT_SCRIPT, &kos, "shim-initramfs.cpio")?;
     let dir = env::work_dir().join("runs").join("shim-latest");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let boot = qemu::boot(
         &kernel::bzimage(),
         &initrd,

@@ -3,9 +3,9 @@
 //! user-facing `kallsyms-bench` CLI. Built statically and packed into the
 //! shim suite's initramfs.
 //!
-//! - `wchan`: `<tid> <wchan>` for every thread but its own.
 //! - `wchan-unpriv [--uid N]`: starts a `sleep` owned by uid/gid N, runs
-//!   `wchan` as uid/gid N, and appends `# child <pid>` and `# kthread <tid>`
+//!   `kallsyms-bench shim wchan` (the user CLI's dump of every thread) as
+//!   uid/gid N, and appends `# child <pid>` and `# kthread <tid>`
 //!   lines (kthreads found as root, from `/proc/PID/stat` flags).
 //! - `sleepers N`: N threads sleeping in `nanosleep` until killed.
 //! - `wchan-scale --core-pid P [--module-comm PREFIX] [--seconds S]`: times
@@ -20,7 +20,7 @@ use std::time::Duration;
 /// Errors are reported as text on stderr.
 pub type Result<T> = std::result::Result<T, String>;
 
-const USAGE: &str = "usage: kfast-shim-guest wchan | wchan-unpriv [--uid N] | sleepers N | \
+const USAGE: &str = "usage: kfast-shim-guest wchan-unpriv [--uid N] | sleepers N | \
                      wchan-scale --core-pid P [--module-comm PREFIX] [--seconds S]";
 
 /// `--name value` options after the subcommand, in any order.
@@ -55,10 +55,6 @@ impl Opts<'_> {
 fn run(args: &[String]) -> Result<()> {
     let (cmd, rest) = args.split_first().ok_or(USAGE)?;
     match cmd.as_str() {
-        "wchan" => {
-            Opts(rest).only(&[])?;
-            wchan::dump()
-        }
         "wchan-unpriv" => {
             let o = Opts(rest);
             o.only(&["--uid"])?;

@@ -1,5 +1,6 @@
-//! Reading every thread's `/proc/PID/task/TID/wchan`: dumps, as an
-//! unprivileged user, and timed passes.
+//! Reading `/proc/PID/task/TID/wchan` as the suite needs beyond the user
+//! CLI's `kallsyms-bench shim wchan` dump: that dump as an unprivileged
+//! user, and timed passes over two groups of threads.
 
 use crate::Result;
 use std::fs;
@@ -9,40 +10,15 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Every thread as `(tid, its wchan file)`, sorted by tid.
-fn threads() -> Result<Vec<(u32, PathBuf)>> {
-    let mut v = Vec::new();
-    for p in fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))? {
-        let Ok(p) = p else { continue };
-        if p.file_name().to_string_lossy().parse::<u32>().is_err() {
-            continue;
-        }
-        let Ok(tasks) = fs::read_dir(p.path().join("task")) else {
-            continue;
-        };
-        for t in tasks.flatten() {
-            if let Ok(tid) = t.file_name().to_string_lossy().parse::<u32>() {
-                v.push((tid, t.path().join("wchan")));
-            }
-        }
-    }
-    v.sort();
-    Ok(v)
-}
-
-/// `<tid> <wchan>` for every thread but this process's own (they are
-/// running while they read).
-pub fn dump() -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    let own = format!("/proc/{}/", std::process::id());
-    for (tid, path) in threads()? {
-        if path.starts_with(&own) {
-            continue;
-        }
-        let w = fs::read_to_string(&path).unwrap_or_else(|_| "?".into());
-        writeln!(out, "{tid} {w}").map_err(|e| format!("stdout: {e}"))?;
-    }
-    Ok(())
+/// Every process id in `/proc`. Kernel threads are processes of their own
+/// (one thread each, tid = pid), so this finds every kthread; whole thread
+/// dumps come from `kallsyms-bench shim wchan`.
+fn processes() -> Result<Vec<u32>> {
+    let dir = fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
+    Ok(dir
+        .flatten()
+        .filter_map(|p| p.file_name().to_string_lossy().parse().ok())
+        .collect())
 }
 
 /// PF_KTHREAD in the flags field of `/proc/PID/stat`.
@@ -73,9 +49,9 @@ pub fn unpriv(uid: u32) -> Result<()> {
     {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    let out = Command::new(exe)
-        .arg("wchan")
+    // The dump itself is the user CLI's, run as `uid`.
+    let out = Command::new("kallsyms-bench")
+        .args(["shim", "wchan"])
         .uid(uid)
         .gid(uid)
         .stderr(Stdio::inherit())
@@ -89,9 +65,9 @@ pub fn unpriv(uid: u32) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     let mut text = out.stdout;
     text.extend_from_slice(format!("# child {cpid}\n").as_bytes());
-    for (tid, path) in threads()? {
-        if fs::read_to_string(path.with_file_name("stat")).is_ok_and(|s| is_kthread(&s)) {
-            text.extend_from_slice(format!("# kthread {tid}\n").as_bytes());
+    for pid in processes()? {
+        if fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| is_kthread(&s)) {
+            text.extend_from_slice(format!("# kthread {pid}\n").as_bytes());
         }
     }
     stdout.write_all(&text).map_err(|e| format!("stdout: {e}"))
@@ -119,19 +95,18 @@ fn time_passes(paths: &[PathBuf], budget: Duration) -> (u64, u64) {
 /// the threads of `core_pid` and those whose comm starts with
 /// `module_comm`.
 pub fn scale(core_pid: u32, module_comm: &str, budget: Duration) -> Result<()> {
-    let all = threads()?;
-    let core = format!("/proc/{core_pid}/");
-    let core: Vec<PathBuf> = all
-        .iter()
-        .filter(|(_, p)| p.starts_with(&core))
-        .map(|(_, p)| p.clone())
+    let tasks = format!("/proc/{core_pid}/task");
+    let core: Vec<PathBuf> = fs::read_dir(&tasks)
+        .map_err(|e| format!("{tasks}: {e}"))?
+        .flatten()
+        .map(|t| t.path().join("wchan"))
         .collect();
-    let module: Vec<PathBuf> = all
-        .iter()
-        .filter(|(_, p)| {
-            fs::read_to_string(p.with_file_name("comm")).is_ok_and(|c| c.starts_with(module_comm))
-        })
-        .map(|(_, p)| p.clone())
+    // The module's threads are kthreads: one thread per process.
+    let module: Vec<PathBuf> = processes()?
+        .into_iter()
+        .map(|pid| PathBuf::from(format!("/proc/{pid}/task/{pid}")))
+        .filter(|t| fs::read_to_string(t.join("comm")).is_ok_and(|c| c.starts_with(module_comm)))
+        .map(|t| t.join("wchan"))
         .collect();
     for (name, group) in [("core", &core), ("module", &module)] {
         let (rounds, ns) = time_passes(group, budget);
