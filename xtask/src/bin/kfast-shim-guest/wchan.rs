@@ -31,7 +31,8 @@ fn is_kthread(stat: &str) -> bool {
         .is_some_and(|f| f & PF_KTHREAD != 0)
 }
 
-/// [`dump`] as uid/gid `uid`, which also owns a sleeping child; then the
+/// The wchan dump (`kallsyms-bench shim wchan`) as uid/gid `uid`, which also
+/// owns a sleeping child; then the
 /// `# child <pid>` and `# kthread <tid>` lines the host checks.
 pub fn unpriv(uid: u32) -> Result<()> {
     let mut child = Command::new("sleep")
