@@ -10,6 +10,8 @@
 //! expanded), up to a whole `KSYM_NAME_LEN` symbol and so past the 16-byte
 //! slots of `fast::expand`.
 
+pub mod capture;
+
 use kallsyms_fast::owned::{OwnedTables, RawSymbol};
 use kallsyms_fast::{Sections, KSYM_NAME_LEN};
 

@@ -17,14 +17,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{sections_from_symbols, Algo, Mirror, MirrorModule};
-use kallsyms_fast::module::{MemRegion, ModuleLayout};
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::parse::layout::parse_module_layout;
+use kallsyms_fast::mirror::sections_from_symbols;
 use kallsyms_fast::parse::machine::Machine;
-use kallsyms_fast::parse::regions::{machine_layouts, LayoutSource, DEFAULT_PAGE_SIZE};
-use kallsyms_fast_tests::plain_tables;
+use kallsyms_fast_tests::capture::{assert_derived_layouts, assert_resolves_as_kernel, mirror};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regions/uml-6.12.117")
@@ -33,16 +28,7 @@ fn root() -> PathBuf {
 #[test]
 fn uml_regions_are_the_kernels() {
     let machine = Machine::load(&root()).expect("capture loads");
-    let truth_path = root().join("truth/module_layout");
-    let truth = parse_module_layout(&truth_path, &std::fs::read(&truth_path).unwrap()).unwrap();
-    let got = machine_layouts(&machine, DEFAULT_PAGE_SIZE);
-    assert_eq!(machine.modules.len(), 5);
-    for (m, (layout, source)) in machine.modules.iter().zip(&got) {
-        assert_eq!(*source, LayoutSource::Derived, "{}", m.name);
-        let (_, want) = truth.iter().find(|(n, _)| *n == m.name).expect("in truth");
-        let want = want.map(|r| r.filter(|r| r.1 != 0));
-        assert_eq!(*layout, want, "{}", m.name);
-    }
+    assert_derived_layouts(&root(), &machine, 5);
 }
 
 #[test]
@@ -59,21 +45,6 @@ fn uml_capture_resolves_as_the_kernel() {
         "{lower} of {}",
         machine.core.len()
     );
-    let layouts = machine_layouts(&machine, DEFAULT_PAGE_SIZE);
-    let modules = machine
-        .modules
-        .iter()
-        .zip(&layouts)
-        .map(|(m, (l, _))| {
-            let mut layout = ModuleLayout::default();
-            for (d, s) in layout.iter_mut().zip(l) {
-                if let Some((base, size)) = *s {
-                    *d = MemRegion { base, size };
-                }
-            }
-            MirrorModule::new(m.name.as_bytes(), &m.symbols, layout)
-        })
-        .collect();
     // As `kallsyms-bench` does: KALLSYMS_ALL inferred from the data symbols.
     let sections = sections_from_symbols(&machine.core);
     assert!(sections.all_symbols);
@@ -82,23 +53,12 @@ fn uml_capture_resolves_as_the_kernel() {
         "init text below _stext"
     );
     assert_eq!(sections.gate, None);
-    let mirror = Mirror::new(plain_tables(&machine.core, false, sections), modules).unwrap();
-    let truth = std::fs::read_to_string(root().join("truth/sprint_symbol.txt")).unwrap();
-    let (mut name, mut out) = (NameBuf::new(), SymbolBuf::new());
-    let (mut n, mut raw_init) = (0, 0);
-    for line in truth.lines() {
-        let (addr, want) = line.split_once(' ').unwrap();
-        let addr = u64::from_str_radix(addr, 16).unwrap();
-        for algo in [Algo::Fast, Algo::Mainline] {
-            mirror.sprint(algo, addr, true, &mut name, &mut out);
-            assert_eq!(String::from_utf8_lossy(out.as_bytes()), want, "{addr:x}");
-        }
-        if addr >= sections.sinittext && addr < sections.einittext {
-            assert!(want.starts_with("0x"), "{line}");
-            raw_init += 1;
-        }
-        n += 1;
-    }
-    assert!(n > 3000, "{n} truth lines");
+    let checked = assert_resolves_as_kernel(&root(), &mirror(&machine, sections));
+    let raw_init = checked
+        .iter()
+        .filter(|(addr, _)| *addr >= sections.sinittext && *addr < sections.einittext)
+        .inspect(|(addr, want)| assert!(want.starts_with("0x"), "{addr:x} {want}"))
+        .count();
+    assert!(checked.len() > 3000, "{} truth lines", checked.len());
     assert!(raw_init > 100, "{raw_init} init text lines");
 }
