@@ -18,6 +18,7 @@
 //! Every path switches to the patched kernel's own (`env::use_patched_kernel`),
 //! so nothing of the stock kernel's is rebuilt or overwritten.
 
+use crate::patches::input::diff_paths;
 use crate::{env, guest_test, initramfs, kernel, modules, qemu, run, shim_test, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -75,15 +76,6 @@ fn series_patches() -> Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// The tree paths a patch creates or changes (`+++ b/<path>` lines).
-fn touched_paths(patch: &str) -> Vec<String> {
-    patch
-        .lines()
-        .filter_map(|l| l.strip_prefix("+++ b/"))
-        .map(str::to_string)
-        .collect()
-}
-
 /// Applies the committed series to a copy of the pristine tree, unless
 /// the copy already carries exactly this series. Returns the series'
 /// identity for the configuration stamp.
@@ -101,7 +93,9 @@ pub fn prepare_tree() -> Result<String> {
     let mut touched = Vec::new();
     for p in &patches {
         let text = fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        touched.extend(touched_paths(&text));
+        // The generator's own reader of diff headers: both sides of every
+        // change, deletions and renames included.
+        touched.extend(diff_paths(&text, p)?.into_iter().map(|(_, path)| path));
         all.extend_from_slice(text.as_bytes());
     }
     let id = format!(" series {:016x}", run::fnv1a(&all));
@@ -116,6 +110,8 @@ pub fn prepare_tree() -> Result<String> {
     let t = Instant::now();
     // The stamp goes first: a run interrupted below re-makes the tree.
     let _ = fs::remove_file(&stamp);
+    touched.sort();
+    touched.dedup();
     let mut paths: Vec<String> = touched.clone();
     let mut before = Vec::new();
     if have_tree {
@@ -369,13 +365,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn touched_paths_are_the_plus_side() {
-        let p = "--- a/kernel/kallsyms.c\n+++ b/kernel/kallsyms.c\n@@ -1 +1 @@\n\
-                 --- /dev/null\n+++ b/kernel/kallsyms_fast/bench.c\n";
-        assert_eq!(
-            touched_paths(p),
-            ["kernel/kallsyms.c", "kernel/kallsyms_fast/bench.c"]
-        );
+    fn touched_paths_are_both_sides() {
+        let p = "diff --git a/kernel/kallsyms.c b/kernel/kallsyms.c\n\
+                 --- a/kernel/kallsyms.c\n+++ b/kernel/kallsyms.c\n@@ -1 +1 @@\n\
+                 diff --git a/kernel/kallsyms_fast/bench.c b/kernel/kallsyms_fast/bench.c\n\
+                 new file mode 100644\n--- /dev/null\n+++ b/kernel/kallsyms_fast/bench.c\n";
+        let mut got: Vec<String> = diff_paths(p, Path::new("x"))
+            .unwrap()
+            .into_iter()
+            .map(|(_, path)| path)
+            .collect();
+        got.sort();
+        got.dedup();
+        assert_eq!(got, ["kernel/kallsyms.c", "kernel/kallsyms_fast/bench.c"]);
     }
 
     #[test]

@@ -30,7 +30,7 @@ mod checkpatch;
 mod cover;
 mod diffsum;
 mod export;
-mod input;
+pub(crate) mod input;
 mod scratch;
 mod vendor;
 
