@@ -5,24 +5,26 @@
 //!
 //! The address range `[lo, hi]` covered by the table (from the first symbol at
 //! or above the lowest section start to the last symbol) is cut into
-//! `2^shift`-byte buckets, `shift` chosen so that there are at most `n / 4`
-//! buckets (`n` = symbols). Bucket `b` is a pair of `u32`: the position of
-//! the first alias of the symbol group that covers the bucket's first byte,
-//! and the byte offset of that symbol's record in `kallsyms_names`. The
+//! `2^shift`-byte buckets, `shift` chosen so that there are at most `n / 2`
+//! buckets (`n` = symbols). Bucket `b` is one `u32`: the position of the
+//! first alias of the symbol group that covers the bucket's first byte. The
 //! answer for an address in bucket `b` lies between the positions of
 //! buckets `b` and `b + 1`, which two tiny binary searches over the
-//! kernel's own `kallsyms_offsets` narrow to the first alias; its name is a
-//! few records past the bucket's record offset. For a 120k-symbol kernel a
-//! bucket holds about four symbols: a lookup reads one bucket pair, then
-//! one line of offsets and one line of names, those two independently (the
-//! names line is known from the bucket before the search ends).
+//! kernel's own `kallsyms_offsets` narrow to the first alias (a bucket holds
+//! about two symbols). Its name record is `markers[pos / 256] +
+//! name_delta[pos]`: two independent loads instead of the kernel's walk of
+//! up to 255 records.
 //!
-//! `name_delta[pos]` is the byte offset of record `pos` from its marker, for
-//! lookups by position (the name index, addresses below the indexed range);
+//! An earlier layout stored each bucket's record offset beside its position
+//! (n / 4 buckets of 8 bytes) and skipped records from there; on UML (native
+//! speed, perf) that chain of dependent byte loads was a third of a lookup,
+//! and uniform core lookups went from about 205 to 125-150 ns without it.
+//!
+//! `name_delta[pos]` is the byte offset of record `pos` from its marker;
 //! a block of 256 records longer than 64 KiB (never seen in a real kernel)
 //! stores `u16::MAX` and falls back to the walk, still correct.
 //!
-//! Memory: 8 bytes per bucket (at most 2 bytes per symbol) plus 2 bytes per
+//! Memory: 4 bytes per bucket (at most 2 bytes per symbol) plus 2 bytes per
 //! symbol for `name_delta`: at most 4 bytes per symbol in total.
 
 use crate::mainline::SymbolPos;
@@ -39,7 +41,7 @@ pub struct AddrIndexLayout {
     pub lo: u64,
     /// Bucket size is `1 << shift` bytes.
     pub shift: u32,
-    /// Number of `u32` bucket words: two per bucket, plus a sentinel pair.
+    /// Number of `u32` bucket words: one per bucket, plus a sentinel.
     pub bucket_words: usize,
     /// Number of `u16` name deltas (one per symbol).
     pub delta_words: usize,
@@ -63,7 +65,7 @@ impl AddrIndexLayout {
             None => lo,
         };
         let span = hi.saturating_sub(lo);
-        let target = u64::try_from((n.saturating_sub(first) / 4).max(1)).unwrap_or(u64::MAX);
+        let target = u64::try_from((n.saturating_sub(first) / 2).max(1)).unwrap_or(u64::MAX);
         let mut shift = 0u32;
         while shift < 63 && (span >> shift) >= target {
             shift = shift.saturating_add(1);
@@ -78,7 +80,7 @@ impl AddrIndexLayout {
             first,
             lo,
             shift,
-            bucket_words: buckets.saturating_add(1).saturating_mul(2),
+            bucket_words: buckets.saturating_add(1),
             delta_words: n,
         }
     }
@@ -143,19 +145,10 @@ pub fn build_addr_index<'a>(
         *slot = u16::try_from(off.saturating_sub(block_start)).unwrap_or(u16::MAX);
         off = skip_record(t, off).ok_or(TableError::BadNameRecord { pos: pos32(p) })?;
     }
-    // Buckets: one sweep over positions and bucket starts together, with
-    // the record offset of each bucket's first position.
+    // Buckets: one sweep over positions and bucket starts together.
     let mut pos = layout.first;
     let mut group_first = layout.first;
-    let mut off = record_offset(t, layout.first).ok_or(TableError::BadNameRecord {
-        pos: pos32(layout.first),
-    })?;
-    let mut off_pos = layout.first;
-    for (b, pair) in buckets
-        .chunks_exact_mut(2)
-        .take(layout.bucket_words / 2)
-        .enumerate()
-    {
+    for (b, slot) in buckets.iter_mut().take(layout.bucket_words).enumerate() {
         // b << shift, saturated: buckets past the address space start at
         // its end.
         let step = u64::try_from(b)
@@ -176,17 +169,7 @@ pub fn build_addr_index<'a>(
             }
             pos = next_pos;
         }
-        while off_pos < group_first {
-            off = skip_record(t, off).ok_or(TableError::BadNameRecord {
-                pos: pos32(off_pos),
-            })?;
-            // off_pos < group_first: no overflow.
-            off_pos = off_pos.saturating_add(1);
-        }
-        if let [first, record] = pair {
-            *first = u32::try_from(group_first).map_err(|_| TableError::TooMany)?;
-            *record = u32::try_from(off).map_err(|_| TableError::TooShort("kallsyms_names"))?;
-        }
+        *slot = u32::try_from(group_first).map_err(|_| TableError::TooMany)?;
     }
     Ok(AddrIndex {
         layout,
@@ -219,32 +202,21 @@ impl<'a> AddrIndex<'a> {
         let n = t.len();
         let last = n.checked_sub(1)?;
         let l = &self.layout;
-        // (first position, last position, record offset of the first).
-        let (range_lo, range_hi, lo_off) = match addr.checked_sub(l.lo) {
-            None => (0, l.first, None),
+        // First and last position the answer can have.
+        let (range_lo, range_hi) = match addr.checked_sub(l.lo) {
+            None => (0, l.first),
             Some(delta) => {
                 // A bucket number past usize (32-bit hosts only) or past the
-                // table is "past the last bucket": the ranges saturate into
-                // an empty window, which the second arm catches.
+                // table is "past the last bucket".
                 let b =
                     usize::try_from(delta.checked_shr(l.shift).unwrap_or(0)).unwrap_or(usize::MAX);
-                let w = b.saturating_mul(2);
-                match self.buckets.get(w..w.saturating_add(3)) {
-                    Some(&[x, off, y]) => (x as usize, y as usize, Some(off as usize)),
-                    // Past the last bucket: from the last pair to the end.
-                    _ => match self.buckets.last_chunk::<2>() {
-                        Some(&[x, off]) => (x as usize, last, Some(off as usize)),
-                        None => return None,
-                    },
+                match self.buckets.get(b..b.saturating_add(2)) {
+                    Some(&[x, y]) => (x as usize, y as usize),
+                    // Past the last bucket: from the last one to the end.
+                    _ => (*self.buckets.last()? as usize, last),
                 }
             }
         };
-        // Read the first record's header now, so that its load can overlap
-        // the search over `kallsyms_offsets` below instead of following it
-        // (the answer is almost always this record or one a few bytes on).
-        // Measured on shuffled cold lookups: 199-214 ns against 214-231 ns
-        // without it, within the noise of this machine.
-        let first_header = lo_off.and_then(|o| t.names.get(o).copied());
         // Last position in range_lo..=range_hi with address <= addr.
         let upper = partition_point(t, range_lo, range_hi.saturating_add(1), |a| a <= addr);
         let cand = upper.saturating_sub(1);
@@ -253,25 +225,7 @@ impl<'a> AddrIndex<'a> {
         // addresses: bucket entries point at first aliases).
         let pos = partition_point(t, range_lo.min(cand), cand, |a| a < start);
         let end = t.symbol_end(s, cand.saturating_add(1), start, addr)?;
-        let off = match (lo_off, first_header) {
-            (Some(mut off), Some(h))
-                if pos.checked_sub(range_lo).is_some_and(|d| d < MARKER_STRIDE) =>
-            {
-                if pos > range_lo {
-                    // Skip the first record with the header read early.
-                    off = if h & 0x80 == 0 {
-                        off.checked_add(usize::from(h))?.checked_add(1)?
-                    } else {
-                        skip_record(t, off)?
-                    };
-                    for _ in range_lo.saturating_add(1)..pos {
-                        off = skip_record(t, off)?;
-                    }
-                }
-                off
-            }
-            _ => self.name_offset(t, pos)?,
-        };
+        let off = self.name_offset(t, pos)?;
         let p = SymbolPos {
             pos,
             size: end.wrapping_sub(start),
