@@ -161,27 +161,28 @@ fn unpriv_marks(path: &Path) -> (Option<u32>, Vec<u32>) {
     (child, kthreads)
 }
 
-/// The unprivileged reader's dumps: the same motion-tolerant comparison as
-/// root's, every kthread reads `0`, and the reader's own sleeping child
-/// shows a real (nanosleep) name. Returns the failures.
-fn check_unpriv(dir: &Path) -> Vec<String> {
-    const STOCK: &[&str] = &["unpriv-stock1", "unpriv-stock2"];
-    const SHIM: &[&str] = &["unpriv-shim1", "unpriv-shim2"];
+/// The unprivileged reader's dumps (`wchan-unpriv`): the same
+/// motion-tolerant comparison as root's between the `stock` and `other`
+/// dumps in `dir`, every kthread reads `0`, and the reader's own sleeping
+/// child shows a real (nanosleep) name. `label` names the non-stock side
+/// and the suite in messages. Returns the failures.
+pub fn check_unpriv(dir: &Path, stock: &[&str], other: &[&str], label: &str) -> Vec<String> {
     let mut fails = Vec::new();
     let mut report = String::new();
-    let (same, moved, bad, unstable) = compare_dumps(dir, STOCK, SHIM, &mut report);
+    let (same, moved, bad, unstable) = compare_dumps(dir, stock, other, &mut report);
     eprint!("{report}");
     eprintln!(
-        "shim-test: unprivileged wchan (uid 1000): {same} (task, shim dump) answers identical \
-         to stock; {moved} moved in one shim dump, {bad} differ in all; {unstable} skipped"
+        "{label}-test: unprivileged wchan (uid 1000): {same} (task, {label} dump) answers \
+         identical to stock; {moved} moved in one {label} dump, {bad} differ in all; \
+         {unstable} skipped"
     );
     if bad > 0 || same == 0 {
         fails.push(format!(
-            "uid 1000: {bad} tasks with a different wchan under the shim"
+            "uid 1000: {bad} tasks with a different wchan under the {label} path"
         ));
     }
     let (mut kthreads, mut zero) = (0, 0);
-    for n in STOCK.iter().chain(SHIM) {
+    for n in stock.iter().chain(other) {
         let path = dir.join(n);
         let dump = parse_dump(&path);
         let (child, kt) = unpriv_marks(&path);
@@ -198,12 +199,12 @@ fn check_unpriv(dir: &Path) -> Vec<String> {
         }
         match child.map(|c| (c, dump.get(&c))) {
             Some((c, Some(w))) if w.contains("nanosleep") => {
-                eprintln!("shim-test: {n}: own child {c} sleeps in {w}");
+                eprintln!("{label}-test: {n}: own child {c} sleeps in {w}");
             }
             other => fails.push(format!("{n}: own sleeping child: {other:?}")),
         }
     }
-    eprintln!("shim-test: unprivileged wchan: {zero} of {kthreads} kthread reads are 0");
+    eprintln!("{label}-test: unprivileged wchan: {zero} of {kthreads} kthread reads are 0");
     if kthreads == 0 {
         fails.push("uid 1000: no kthreads seen".into());
     }
@@ -211,7 +212,7 @@ fn check_unpriv(dir: &Path) -> Vec<String> {
 }
 
 /// `wchan-scale: <group> <n> threads x <r> rounds: <ns> ns per read` lines.
-fn parse_scale(path: &Path) -> BTreeMap<String, (u64, u64)> {
+pub fn parse_scale(path: &Path) -> BTreeMap<String, (u64, u64)> {
     fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -352,7 +353,12 @@ pub fn run(opts: &Options) -> Result<u8> {
         if bad > 0 || same == 0 {
             fails.push(format!("{bad} tasks with a different wchan under the shim"));
         }
-        fails.extend(check_unpriv(&capture));
+        fails.extend(check_unpriv(
+            &capture,
+            &["unpriv-stock1", "unpriv-stock2"],
+            &["unpriv-shim1", "unpriv-shim2"],
+            "shim",
+        ));
         if opts.scale > 0 {
             let mut report = String::new();
             let (same, moved, bad, unstable) = compare_dumps(
