@@ -24,6 +24,7 @@ mod channel;
 mod compare;
 mod env;
 mod fast;
+mod fast_uml;
 mod gen_many;
 mod guest_test;
 mod initramfs;
@@ -96,6 +97,9 @@ enum Cmd {
     /// The CONFIG_KALLSYMS_FAST series on a real kernel: apply, build,
     /// boot (KUnit, bench, module cycles under load), mirror suite.
     FastTest(fast::Options),
+    /// The CONFIG_KALLSYMS_FAST series on User-Mode Linux (native speed):
+    /// KUnit, the in-kernel benchmark, whole wchan reads, permission parity.
+    FastUmlTest(fast_uml::Options),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -122,6 +126,7 @@ fn main() -> ExitCode {
         Cmd::Lint => lint::run(),
         Cmd::Patches(o) => patches::run(&o),
         Cmd::FastTest(o) => fast::run(&o),
+        Cmd::FastUmlTest(o) => fast_uml::run(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -181,9 +186,11 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     // table differs from x86_64's (lowercase types, init text below
     // `_stext`, no per-CPU section).
     let uml = uml_test::run(&uml_test::Options::ci())?;
+    // The series on UML: native-speed numbers, KUnit, permission parity.
+    let fast_uml = fast_uml::run(&fast_uml::Options::default())?;
     // Last: it switches this process to the patched kernel's paths.
     let fast = fast::run(&fast::Options::default())?;
-    Ok(mirror.max(shim).max(uml).max(fast))
+    Ok(mirror.max(shim).max(uml).max(fast_uml).max(fast))
 }
 
 #[cfg(test)]

@@ -224,7 +224,7 @@ pub fn run_build(o: &BuildOptions) -> Result<u8> {
 /// busybox applets linked into the root's `/bin`.
 pub const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "rmmod", "lsmod", "cat", "echo", "ls", "mkdir", "sleep", "sync", "ps",
-    "uname", "head", "tail", "wc", "poweroff", "dmesg", "grep",
+    "uname", "head", "tail", "wc", "poweroff", "dmesg", "grep", "kill",
 ];
 
 /// What the guest's root directory holds besides busybox and `/init`.

@@ -1,0 +1,260 @@
+//! `cargo xtask fast-uml-test`: the `CONFIG_KALLSYMS_FAST` series on
+//! User-Mode Linux, where kernel code runs at native speed.
+//!
+//! The same patched tree `fast-test` builds for x86_64
+//! (`$KFAST_CACHE/fast-src`, the committed series applied) is built for
+//! `ARCH=um` with `kernel/uml.config` + `kernel/fast-kernel.config` into
+//! `$KFAST_CACHE/fast-uml-build`, and booted once with
+//! `kernel/guest/fast-uml-job.sh`:
+//!
+//! 1. the KUnit suite (fast == stock for every core symbol) at boot, again
+//!    with the 60,800-function `ksym_many` loaded (module symbols), and
+//!    again after the module was unloaded and loaded (the wchan cache);
+//! 2. the in-kernel benchmark (`/sys/kernel/debug/kallsyms_fast/bench`):
+//!    the project's native-speed numbers, stock and fast in one boot;
+//! 3. whole `/proc/PID/wchan` reads of 5,000 threads (4,000 sleeping in
+//!    core code, 1,000 `ksym_many` kthreads), stock and fast alternately;
+//! 4. permission parity: every thread's wchan read by uid 1000, stock and
+//!    fast, compared as the shim suite compares them;
+//! 5. the wchan cache generation must move on each unload and load.
+//!
+//! A failed KUnit case, a missing step, kernel trouble on the console or a
+//! permission difference fails the run; the numbers are printed, never
+//! asserted.
+
+use crate::uml::{self, Uml};
+use crate::{env, fast, initramfs, modules, shim_test, Result};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The guest's job script.
+const JOB: &str = "kernel/guest/fast-uml-job.sh";
+
+/// Command-line options of `fast-uml-test`.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// Hard timeout for the UML guest, in seconds.
+    #[arg(long, value_name = "SECS", default_value = "900", value_parser = crate::secs)]
+    pub timeout: Duration,
+}
+
+impl Default for Options {
+    /// What `cargo xtask test` runs.
+    fn default() -> Self {
+        Options {
+            timeout: Duration::from_secs(900),
+        }
+    }
+}
+
+/// The patched UML kernel: the shared patched tree, its own build dir.
+fn kernel() -> Uml {
+    Uml::from_options(&uml::BuildOptions {
+        tree: Some(env::patched_src()),
+        build: Some(env::cache_dir().join("fast-uml-build")),
+        fragments: vec![env::repo_root().join("kernel/fast-kernel.config")],
+    })
+}
+
+/// `cargo xtask fast-uml-test`: build, boot, check; returns the exit code.
+pub fn run(o: &Options) -> Result<u8> {
+    let t = Instant::now();
+    fast::prepare_tree()?;
+    let k = kernel();
+    k.build()?;
+    let tb = t.elapsed();
+    let kos = modules::build_for(
+        &["ksym_many"],
+        &k.build,
+        &k.make_vars(),
+        &env::work_dir().join("fast-uml-modules"),
+    )?;
+    let shim_guest = initramfs::build_static("xtask", "kfast-shim-guest")?;
+    let bench = initramfs::build_static("userspace-bench", "kallsyms-bench")?;
+    let job = fs::read_to_string(env::repo_root().join(JOB))
+        .map_err(|e| format!("cannot read {JOB}: {e}"))?;
+    let root = uml::make_root(&uml::RootSpec {
+        bins: &[
+            ("kfast-shim-guest", &shim_guest),
+            ("kallsyms-bench", &bench),
+        ],
+        // Loaded by the job, not by /init: `/etc/kfast-modules` stays empty.
+        modules: &[],
+        job: &job,
+    })?;
+    for ko in &kos {
+        let name = ko.file_name().ok_or("module without a file name")?;
+        fs::copy(ko, root.path().join("lib/modules").join(name))
+            .map_err(|e| format!("cannot copy {}: {e}", ko.display()))?;
+    }
+    let dir: PathBuf = env::work_dir().join("uml-runs").join("fast-latest");
+    let ta = t.elapsed();
+    // 5,000 threads need more than the default 512M: UML's threads-max
+    // follows memory (512M allowed about 2,900 more threads here).
+    let boot = uml::boot(&k.image(), root.path(), "mem=1G", o.timeout, &dir)?;
+    eprintln!(
+        "fast-uml-test: guest ran {:.1?} (exit {:?}); kernel build step {tb:.1?}, artefacts {:.1?}",
+        boot.elapsed,
+        boot.exit_code,
+        ta - tb
+    );
+    let out = boot.dir.join("out");
+    let mut fails = Vec::new();
+    if boot.timed_out {
+        fails.push(format!("timed out after {}s", o.timeout.as_secs()));
+    }
+    fails.extend(
+        uml::kernel_trouble(&boot.console)
+            .into_iter()
+            .map(|l| format!("kernel trouble: {l}")),
+    );
+    match boot.verdict.as_deref() {
+        Some("ok") => {}
+        Some(v) => fails.push(format!("guest verdict: {v}")),
+        None => fails.push("the guest wrote no verdict".into()),
+    }
+    for l in boot.console.lines().filter(|l| l.contains("fast-uml-job: FAIL")) {
+        fails.push(l.trim().to_string());
+    }
+    fails.extend(check_kunit(&out));
+    print_bench(&out);
+    print_scale(&out);
+    fails.extend(shim_test::check_unpriv(
+        &out,
+        &["unpriv-stock1", "unpriv-stock2"],
+        &["unpriv-fast1", "unpriv-fast2"],
+        "fast-uml",
+    ));
+    fails.extend(check_generation(&read(&out, "generation")));
+    eprintln!("fast-uml-test: results in {}", out.display());
+    if fails.is_empty() {
+        eprintln!("fast-uml-test: PASS in {:.1?}", t.elapsed());
+        Ok(0)
+    } else {
+        eprintln!(
+            "fast-uml-test: FAIL:\n  {}\n  console: {}",
+            fails.join("\n  "),
+            dir.join("console.log").display()
+        );
+        Ok(1)
+    }
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    fs::read_to_string(dir.join(name)).unwrap_or_default()
+}
+
+/// The three KUnit runs: each passed, none failed, and the module run
+/// compared the module's symbols.
+fn check_kunit(out: &Path) -> Vec<String> {
+    let mut bad = Vec::new();
+    for run in ["boot", "module", "after"] {
+        let text = read(out, &format!("kunit-{run}"));
+        for l in text.lines().filter(|l| l.contains("symbols:")) {
+            eprintln!("fast-uml-test: KUnit ({run}):{}", l.trim_start_matches([' ', '#']));
+        }
+        bad.extend(kunit_failures(run, &text));
+    }
+    bad
+}
+
+/// What one KUnit results file must show: the suite passed, no case
+/// failed, and (for runs with a module loaded) module symbols compared.
+fn kunit_failures(run: &str, text: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    if !text.lines().any(|l| l.trim_start() == "ok 1 kallsyms_fast") {
+        bad.push(format!("KUnit ({run}): the suite did not pass"));
+    }
+    if text.lines().any(|l| l.trim_start().starts_with("not ok")) {
+        bad.push(format!("KUnit ({run}): a case failed"));
+    }
+    if run != "boot" {
+        let compared = text
+            .lines()
+            .filter_map(|l| l.split("module symbols: ").nth(1))
+            .filter_map(|r| r.split_whitespace().next()?.parse::<u64>().ok())
+            .any(|n| n >= 2048);
+        if !compared {
+            bad.push(format!(
+                "KUnit ({run}): module symbols not compared (>= 2048 addresses)"
+            ));
+        }
+    }
+    bad
+}
+
+fn print_bench(out: &Path) {
+    eprintln!("fast-uml-test: in-kernel benchmark (UML, native speed):");
+    for l in read(out, "bench").lines() {
+        eprintln!("fast-uml-test:   {l}");
+    }
+}
+
+/// Whole `/proc/PID/wchan` reads, stock and fast, both rounds.
+fn print_scale(out: &Path) {
+    for g in ["core", "module"] {
+        let mut line = format!("fast-uml-test: whole wchan reads, {g}:");
+        for run in ["stock1", "fast1", "stock2", "fast2"] {
+            if let Some((n, ns)) = shim_test::parse_scale(&out.join(format!("scale-{run}"))).get(g)
+            {
+                line.push_str(&format!(" {run} {ns} ns ({n} threads);"));
+            }
+        }
+        eprintln!("{line}");
+    }
+}
+
+/// `before G`, `unloaded G`, `reloaded G`: each must be larger than the one
+/// before it.
+fn check_generation(text: &str) -> Vec<String> {
+    let gens: Vec<(String, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let (what, g) = l.split_once(' ')?;
+            Some((what.to_string(), g.trim().parse().ok()?))
+        })
+        .collect();
+    let names: Vec<&str> = gens.iter().map(|(w, _)| w.as_str()).collect();
+    if names != ["before", "unloaded", "reloaded"] {
+        return vec![format!("wchan cache generation: unreadable record {text:?}")];
+    }
+    eprintln!("fast-uml-test: wchan cache generation {gens:?}");
+    gens.windows(2)
+        .filter(|w| w[1].1 <= w[0].1)
+        .map(|w| {
+            format!(
+                "wchan cache generation did not move from {} ({}) to {} ({})",
+                w[0].0, w[0].1, w[1].0, w[1].1
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_must_move_each_time() {
+        assert!(check_generation("before 3\nunloaded 4\nreloaded 6\n").is_empty());
+        assert_eq!(
+            check_generation("before 3\nunloaded 3\nreloaded 6\n").len(),
+            1
+        );
+        assert_eq!(check_generation("before 3\n").len(), 1);
+        assert_eq!(check_generation("").len(), 1);
+    }
+
+    #[test]
+    fn kunit_needs_a_pass_and_module_symbols() {
+        let good = "    # kallsyms_fast_test_modules: module symbols: 3075 addresses, 0 mismatches\n\
+                    ok 1 kallsyms_fast\n";
+        assert!(kunit_failures("module", good).is_empty());
+        assert!(kunit_failures("boot", "ok 1 kallsyms_fast\n").is_empty());
+        assert_eq!(kunit_failures("module", "ok 1 kallsyms_fast\n").len(), 1);
+        let failed = format!("{good}    not ok 2 kallsyms_fast_test_modules\n");
+        assert_eq!(kunit_failures("module", &failed).len(), 1);
+        assert_eq!(kunit_failures("boot", "").len(), 1);
+    }
+}
