@@ -13,6 +13,7 @@
 
 use core::fmt::Write;
 
+use crate::cache::WchanCache;
 use crate::tables::KSYM_NAME_LEN;
 
 /// `MODULE_NAME_LEN` on 64-bit kernels (`MAX_PARAM_PREFIX_LEN`,
@@ -236,11 +237,21 @@ pub fn sprint_symbol(out: &mut SymbolBuf, addr: u64, found: Option<&Found<'_>>, 
     out.len = sprint_into(&mut out.buf, addr, 0, hit.as_ref(), add_offset);
 }
 
-/// [`padded_name_into`] into a [`SymbolBuf`] (the wchan text of a cache
-/// hit).
+/// The wchan text of a wchan cache hit for `addr` in `out`, written by
+/// [`WchanCache::get_into`] straight into its buffer; `false` on a miss.
 #[inline]
-pub fn wchan_padded<const N: usize>(out: &mut SymbolBuf, name: &[u8; N], len: usize) {
-    out.len = padded_name_into(&mut out.buf, name, len);
+pub fn wchan_cached<const SETS: usize, const WAYS: usize>(
+    out: &mut SymbolBuf,
+    cache: &WchanCache<SETS, WAYS>,
+    addr: u64,
+) -> bool {
+    match cache.get_into(addr, &mut out.buf) {
+        Some(len) => {
+            out.len = len;
+            true
+        }
+        None => false,
+    }
 }
 
 /// [`wchan_into`] for a name held elsewhere.
