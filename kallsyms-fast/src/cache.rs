@@ -57,16 +57,9 @@ const NAME_WORDS: usize = 5;
 /// A name copied out of the cache.
 pub type CachedName = ArrayVec<u8, CACHE_NAME_MAX>;
 
-/// Size of an entry's raw name area: a length byte and the name.
+/// Size of an entry's name area (a length byte and the name), and so the
+/// bytes [`WchanCache::get_into`] writes: the name, its NUL and padding.
 pub const RAW_NAME_LEN: usize = NAME_WORDS * 8;
-
-/// The name bytes of a raw name area, padded to [`CACHE_NAME_MAX`].
-#[inline]
-pub fn raw_name(raw: &[u8; RAW_NAME_LEN]) -> [u8; CACHE_NAME_MAX] {
-    let mut out = [0u8; CACHE_NAME_MAX];
-    out.copy_from_slice(&raw[1..]);
-    out
-}
 
 /// An entry's name words (little-endian: byte 0 the length, then the
 /// name, zero padded) into `dst` without the length byte: byte `i` of
@@ -195,20 +188,6 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         let dst = buf.first_chunk_mut::<RAW_NAME_LEN>()?;
         let words = self.probe(addr)?;
         Some(unpack_name(&words, dst))
-    }
-
-    /// Like [`get`](Self::get), but leaves the entry's raw name area in
-    /// `raw` (byte 0 the length, then the name, zero padded) and returns the
-    /// length.
-    #[inline]
-    pub fn get_raw(&self, addr: u64, raw: &mut [u8; RAW_NAME_LEN]) -> Option<usize> {
-        let words = self.probe(addr)?;
-        // Fixed-size chunks: no length checks left to panic on.
-        let (chunks, _) = raw.as_chunks_mut::<8>();
-        for (chunk, w) in chunks.iter_mut().zip(words.iter()) {
-            *chunk = w.to_le_bytes();
-        }
-        Some(usize::from(raw[0]).min(CACHE_NAME_MAX))
     }
 
     /// The name words of the current entry for `addr`, read under its

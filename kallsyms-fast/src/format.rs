@@ -142,23 +142,6 @@ pub fn sprint_into(
     w.finish()
 }
 
-/// A name held zero-padded in a fixed array (a wchan cache hit) into the
-/// start of `buf`: one fixed-size copy, then a NUL at `len`. Returns the
-/// name's length; nothing is written when `buf` is shorter than `N + 1`.
-#[inline]
-pub fn padded_name_into<const N: usize>(buf: &mut [u8], name: &[u8; N], len: usize) -> usize {
-    let len = len.min(N);
-    match buf.get_mut(..=N) {
-        Some(dst) => {
-            if let Some(d) = dst.get_mut(..N) {
-                d.copy_from_slice(name);
-            }
-            SliceWriter::after(dst, len).finish()
-        }
-        None => 0,
-    }
-}
-
 /// The `/proc/PID/wchan` text (`proc_pid_wchan()`): the name
 /// `lookup_symbol_name()` wrote at the start of `buf` (`name_len`) when it
 /// succeeded, `0` otherwise and for a zero wchan. Writes a NUL after the
@@ -316,8 +299,5 @@ mod tests {
         assert_eq!(&buf[..=n], b"ab\0");
         let n = wchan_into(&mut buf, 0, Some(2));
         assert_eq!(&buf[..=n], b"0\0");
-        let n = padded_name_into(&mut buf, b"xyz\0", 3);
-        assert_eq!(&buf[..=n], b"xyz\0");
-        assert_eq!(padded_name_into(&mut buf, &[1u8; 8], 8), 0);
     }
 }
