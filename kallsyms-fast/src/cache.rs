@@ -63,8 +63,10 @@ pub const RAW_NAME_LEN: usize = NAME_WORDS * 8;
 
 /// An entry's name words (little-endian: byte 0 the length, then the
 /// name, zero padded) into `dst` without the length byte: byte `i` of
-/// `dst` is byte `i + 1` of the words, and the last byte is 0, so the name
-/// is NUL-terminated. Returns the length.
+/// `dst` is byte `i + 1` of the words, and the last byte is 0. The name
+/// ends in a NUL at its length because [`WchanCache::insert`], the only
+/// writer, zero-pads it (tested by `get_into_writes_the_name_and_its_nul`).
+/// Returns the length.
 #[inline]
 fn unpack_name(words: &[u64; NAME_WORDS], dst: &mut [u8; RAW_NAME_LEN]) -> usize {
     let [w0, w1, w2, w3, w4] = *words;
