@@ -5,8 +5,8 @@
 
 use core::ffi::c_int;
 
-use kallsyms_fast::cache::{raw_name, DefaultWchanCache, RAW_NAME_LEN};
-use kallsyms_fast::format::{padded_name_into, SliceWriter};
+use kallsyms_fast::cache::DefaultWchanCache;
+use kallsyms_fast::format::SliceWriter;
 use kallsyms_fast::KSYM_NAME_LEN;
 use kernel::prelude::*;
 
@@ -60,9 +60,7 @@ pub(crate) unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut 
         return errno(ERANGE);
     };
     if s.sections.is_ksym_addr(addr) {
-        let mut raw = [0u8; RAW_NAME_LEN];
-        if let Some(len) = CACHE.get_raw(addr, &mut raw) {
-            padded_name_into(out, &raw_name(&raw), len);
+        if CACHE.get_into(addr, out).is_some() {
             return 0;
         }
         let generation = CACHE.generation();

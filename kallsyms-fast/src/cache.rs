@@ -57,15 +57,30 @@ const NAME_WORDS: usize = 5;
 /// A name copied out of the cache.
 pub type CachedName = ArrayVec<u8, CACHE_NAME_MAX>;
 
-/// Size of an entry's raw name area: a length byte and the name.
+/// Size of an entry's name area (a length byte and the name), and so the
+/// bytes [`WchanCache::get_into`] writes: the name, its NUL and padding.
 pub const RAW_NAME_LEN: usize = NAME_WORDS * 8;
 
-/// The name bytes of a raw name area, padded to [`CACHE_NAME_MAX`].
+/// An entry's name words (little-endian: byte 0 the length, then the
+/// name, zero padded) into `dst` without the length byte: byte `i` of
+/// `dst` is byte `i + 1` of the words, and the last byte is 0. The name
+/// ends in a NUL at its length because [`WchanCache::insert`], the only
+/// writer, zero-pads it (tested by `get_into_writes_the_name_and_its_nul`).
+/// Returns the length.
 #[inline]
-pub fn raw_name(raw: &[u8; RAW_NAME_LEN]) -> [u8; CACHE_NAME_MAX] {
-    let mut out = [0u8; CACHE_NAME_MAX];
-    out.copy_from_slice(&raw[1..]);
-    out
+fn unpack_name(words: &[u64; NAME_WORDS], dst: &mut [u8; RAW_NAME_LEN]) -> usize {
+    let [w0, w1, w2, w3, w4] = *words;
+    // Each output word: this word's upper seven bytes, then the next
+    // word's lowest byte (none after the last word: the final NUL).
+    // Straight-line stores: iterators stay out-of-line calls at opt-level=s.
+    if let ([c0, c1, c2, c3, c4], []) = dst.as_chunks_mut::<8>() {
+        *c0 = (w0.wrapping_shr(8) | w1.wrapping_shl(56)).to_le_bytes();
+        *c1 = (w1.wrapping_shr(8) | w2.wrapping_shl(56)).to_le_bytes();
+        *c2 = (w2.wrapping_shr(8) | w3.wrapping_shl(56)).to_le_bytes();
+        *c3 = (w3.wrapping_shr(8) | w4.wrapping_shl(56)).to_le_bytes();
+        *c4 = w4.wrapping_shr(8).to_le_bytes();
+    }
+    usize::from(w0.to_le_bytes()[0]).min(CACHE_NAME_MAX)
 }
 
 /// One entry: exactly one 64-byte cache line.
@@ -152,18 +167,35 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     /// The cached name for `addr`, if present and current.
     #[inline]
     pub fn get(&self, addr: u64) -> Option<CachedName> {
-        let mut raw = [0u8; RAW_NAME_LEN];
-        let len = self.get_raw(addr, &mut raw)?;
-        let mut out = CachedName::from(raw_name(&raw));
-        out.truncate(len);
+        let mut buf = [0u8; RAW_NAME_LEN];
+        let len = self.get_into(addr, &mut buf)?;
+        let mut out = CachedName::new();
+        out.try_extend_from_slice(buf.get(..len)?).ok()?;
         Some(out)
     }
 
-    /// Like [`get`](Self::get), but leaves the entry's raw name area in
-    /// `raw` (byte 0 the length, then the name, zero padded) and returns the
-    /// length: fixed-size copies only, no call to `memcpy` on the hot path.
+    /// The cached name for `addr` written at the start of `buf` as
+    /// `lookup_symbol_name()` leaves its buffer: the name, then NUL bytes
+    /// up to [`RAW_NAME_LEN`]; returns the name's length. `None` on a miss,
+    /// and when `buf` is shorter than [`RAW_NAME_LEN`] bytes (nothing is
+    /// written then).
+    ///
+    /// This is the wchan hot path: the entry's words go straight into
+    /// `buf`, shifted past the length byte, as five 8-byte stores. No
+    /// intermediate array and no call to `memcpy`, which the kernel's
+    /// size-optimised builds (`-Copt-level=s`) never inline and which
+    /// costs more than the rest of a hit under emulation.
     #[inline]
-    pub fn get_raw(&self, addr: u64, raw: &mut [u8; RAW_NAME_LEN]) -> Option<usize> {
+    pub fn get_into(&self, addr: u64, buf: &mut [u8]) -> Option<usize> {
+        let dst = buf.first_chunk_mut::<RAW_NAME_LEN>()?;
+        let words = self.probe(addr)?;
+        Some(unpack_name(&words, dst))
+    }
+
+    /// The name words of the current entry for `addr`, read under its
+    /// sequence count; marks the entry referenced.
+    #[inline]
+    fn probe(&self, addr: u64) -> Option<[u64; NAME_WORDS]> {
         let generation = self.generation();
         for e in self.set_of(addr) {
             let s1 = e.seq.load(Ordering::Acquire);
@@ -173,10 +205,16 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
                 continue;
             }
             let eg = e.generation.load(Ordering::Relaxed);
-            let mut words = [0u64; NAME_WORDS];
-            for (w, a) in words.iter_mut().zip(e.name.iter()) {
-                *w = a.load(Ordering::Relaxed);
-            }
+            // Five straight loads: a loop or `map` stays a loop through the
+            // stack at opt-level=s.
+            let [a0, a1, a2, a3, a4] = &e.name;
+            let words = [
+                a0.load(Ordering::Relaxed),
+                a1.load(Ordering::Relaxed),
+                a2.load(Ordering::Relaxed),
+                a3.load(Ordering::Relaxed),
+                a4.load(Ordering::Relaxed),
+            ];
             fence(Ordering::Acquire);
             if e.seq.load(Ordering::Relaxed) != s1
                 || e.key.load(Ordering::Relaxed) != addr
@@ -184,15 +222,10 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             {
                 continue;
             }
-            // Fixed-size chunks: no length checks left to panic on.
-            let (chunks, _) = raw.as_chunks_mut::<8>();
-            for (chunk, w) in chunks.iter_mut().zip(words.iter()) {
-                *chunk = w.to_le_bytes();
-            }
             if e.referenced.load(Ordering::Relaxed) == 0 {
                 e.referenced.store(1, Ordering::Relaxed);
             }
-            return Some((raw[0] as usize).min(CACHE_NAME_MAX));
+            return Some(words);
         }
         None
     }

@@ -13,6 +13,7 @@
 
 use core::fmt::Write;
 
+use crate::cache::WchanCache;
 use crate::tables::KSYM_NAME_LEN;
 
 /// `MODULE_NAME_LEN` on 64-bit kernels (`MAX_PARAM_PREFIX_LEN`,
@@ -141,23 +142,6 @@ pub fn sprint_into(
     w.finish()
 }
 
-/// A name held zero-padded in a fixed array (a wchan cache hit) into the
-/// start of `buf`: one fixed-size copy, then a NUL at `len`. Returns the
-/// name's length; nothing is written when `buf` is shorter than `N + 1`.
-#[inline]
-pub fn padded_name_into<const N: usize>(buf: &mut [u8], name: &[u8; N], len: usize) -> usize {
-    let len = len.min(N);
-    match buf.get_mut(..=N) {
-        Some(dst) => {
-            if let Some(d) = dst.get_mut(..N) {
-                d.copy_from_slice(name);
-            }
-            SliceWriter::after(dst, len).finish()
-        }
-        None => 0,
-    }
-}
-
 /// The `/proc/PID/wchan` text (`proc_pid_wchan()`): the name
 /// `lookup_symbol_name()` wrote at the start of `buf` (`name_len`) when it
 /// succeeded, `0` otherwise and for a zero wchan. Writes a NUL after the
@@ -236,11 +220,21 @@ pub fn sprint_symbol(out: &mut SymbolBuf, addr: u64, found: Option<&Found<'_>>, 
     out.len = sprint_into(&mut out.buf, addr, 0, hit.as_ref(), add_offset);
 }
 
-/// [`padded_name_into`] into a [`SymbolBuf`] (the wchan text of a cache
-/// hit).
+/// The wchan text of a wchan cache hit for `addr` in `out`, written by
+/// [`WchanCache::get_into`] straight into its buffer; `false` on a miss.
 #[inline]
-pub fn wchan_padded<const N: usize>(out: &mut SymbolBuf, name: &[u8; N], len: usize) {
-    out.len = padded_name_into(&mut out.buf, name, len);
+pub fn wchan_cached<const SETS: usize, const WAYS: usize>(
+    out: &mut SymbolBuf,
+    cache: &WchanCache<SETS, WAYS>,
+    addr: u64,
+) -> bool {
+    match cache.get_into(addr, &mut out.buf) {
+        Some(len) => {
+            out.len = len;
+            true
+        }
+        None => false,
+    }
 }
 
 /// [`wchan_into`] for a name held elsewhere.
@@ -305,8 +299,5 @@ mod tests {
         assert_eq!(&buf[..=n], b"ab\0");
         let n = wchan_into(&mut buf, 0, Some(2));
         assert_eq!(&buf[..=n], b"0\0");
-        let n = padded_name_into(&mut buf, b"xyz\0", 3);
-        assert_eq!(&buf[..=n], b"xyz\0");
-        assert_eq!(padded_name_into(&mut buf, &[1u8; 8], 8), 0);
     }
 }

@@ -439,9 +439,7 @@ impl Mirror {
     pub fn wchan(&self, algo: Algo, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         if algo == Algo::Cached && addr != 0 {
             let generation = self.cache.generation();
-            let mut raw = [0u8; crate::cache::RAW_NAME_LEN];
-            if let Some(len) = self.cache.get_raw(addr, &mut raw) {
-                format::wchan_padded(out, &crate::cache::raw_name(&raw), len);
+            if format::wchan_cached(out, &self.cache, addr) {
                 return;
             }
             let found = self.resolve(Algo::Fast, addr, name).is_some();

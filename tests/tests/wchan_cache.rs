@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use kallsyms_fast::cache::{WchanCache, CACHE_NAME_MAX};
+use kallsyms_fast::cache::{WchanCache, CACHE_NAME_MAX, RAW_NAME_LEN};
 
 fn truth(addr: u64, generation_salt: u64) -> String {
     format!("fn_{:x}_{}", addr, generation_salt)
@@ -39,6 +39,40 @@ fn long_names_are_not_cached() {
     let max = vec![b'y'; CACHE_NAME_MAX];
     assert!(c.insert(2, c.generation(), &max));
     assert_eq!(c.get(2).as_deref(), Some(max.as_slice()));
+}
+
+/// `get_into` leaves the buffer as `lookup_symbol_name()` does: the name,
+/// its NUL, zeros up to `RAW_NAME_LEN`, the rest untouched; for every
+/// length a name can have in the cache, so each byte of all five words
+/// crosses the shift into place.
+#[test]
+fn get_into_writes_the_name_and_its_nul() {
+    let c: WchanCache<4, 2> = WchanCache::new();
+    for len in 0..=CACHE_NAME_MAX {
+        let name: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+        let addr = 0x100 + len as u64;
+        assert!(c.insert(addr, c.generation(), &name), "len {len}");
+        let mut buf = [0xffu8; 64];
+        assert_eq!(c.get_into(addr, &mut buf), Some(len), "len {len}");
+        assert_eq!(&buf[..len], name.as_slice(), "len {len}");
+        assert!(buf[len..RAW_NAME_LEN].iter().all(|&b| b == 0), "len {len}");
+        assert!(buf[RAW_NAME_LEN..].iter().all(|&b| b == 0xff), "len {len}");
+    }
+}
+
+#[test]
+fn get_into_misses_write_nothing() {
+    let c: WchanCache<4, 2> = WchanCache::new();
+    let mut buf = [0xffu8; RAW_NAME_LEN];
+    assert_eq!(c.get_into(1, &mut buf), None);
+    assert!(c.insert(1, c.generation(), b"do_sys_poll"));
+    // Too short for the fixed-size copy: refused, nothing written.
+    let mut short = [0xffu8; RAW_NAME_LEN - 1];
+    assert_eq!(c.get_into(1, &mut short), None);
+    assert!(short.iter().all(|&b| b == 0xff));
+    c.invalidate();
+    assert_eq!(c.get_into(1, &mut buf), None);
+    assert!(buf.iter().all(|&b| b == 0xff));
 }
 
 #[test]
