@@ -47,7 +47,9 @@ impl NameIndexLayout {
     /// Layout for a table of `n` symbols.
     pub fn for_len(n: usize) -> Self {
         let mut bits = 0u32;
-        while bits < 24 && (2usize << bits) <= n / 2 {
+        // The largest 2^bits <= n / 4: 4 to 8 symbols per bucket, at most
+        // one directory byte per symbol.
+        while bits < 24 && (8usize << bits) <= n {
             bits = bits.saturating_add(1);
         }
         Self {
@@ -296,6 +298,29 @@ impl<'a> NameIndex<'a> {
             layout,
             directory,
             entries,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NameIndexLayout;
+
+    /// The largest power of two at most n / 4 (one bucket below 8).
+    #[test]
+    fn buckets_are_at_most_a_quarter_of_the_symbols() {
+        for (n, bits) in [
+            (0, 0),
+            (7, 0),
+            (8, 1),
+            (15, 1),
+            (16, 2),
+            (34_307, 13),
+            (65_536, 14),
+        ] {
+            let l = NameIndexLayout::for_len(n);
+            assert_eq!(l.bits, bits, "{n} symbols");
+            assert!(l.bytes() <= 4 * n + 4 * (n / 4).max(1) + 4, "{n} symbols");
         }
     }
 }
