@@ -23,7 +23,10 @@ pub use module_index::{
     build_module_index, collect_module_candidates, find_in_index, sort_module_index, ModEntry,
 };
 #[cfg(feature = "name-index")]
-pub use name_index::{build_name_index, NameIndex, NameIndexLayout};
+pub use name_index::{
+    build_module_name_index, build_name_index, module_name_index_capacity, NameIndex,
+    NameIndexLayout,
+};
 
 /// The core-kernel fast path by address: tables, bounds, the address
 /// index and the token slots. The kernel shim and the userspace mirror

@@ -15,11 +15,18 @@
 //! `kallsyms_lookup_name()` returns (names sort by name, then address, then
 //! position). Memory: 4 bytes per symbol plus 4 bytes per bucket, at most
 //! 5 bytes per symbol.
+//!
+//! The same layout indexes one module's symtab for
+//! `find_kallsyms_symbol_value()` ([`build_module_name_index`]): entries are
+//! symtab indexes of the symbols that lookup can return (not `SHN_UNDEF`),
+//! ascending, so the first match is the lowest index, the one the kernel's
+//! linear scan stops at.
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::fast::addr_index::AddrIndex;
 use crate::fast::expand::TokenSlots;
+use crate::module::ModuleSymtab;
 use crate::name::{name_equals, NameBuf};
 use crate::tables::{pos32, KallsymsTables, TableError};
 
@@ -40,7 +47,9 @@ impl NameIndexLayout {
     /// Layout for a table of `n` symbols.
     pub fn for_len(n: usize) -> Self {
         let mut bits = 0u32;
-        while bits < 24 && (2usize << bits) <= n / 2 {
+        // The largest 2^bits <= n / 4: 4 to 8 symbols per bucket, at most
+        // one directory byte per symbol.
+        while bits < 24 && (8usize << bits) <= n {
             bits = bits.saturating_add(1);
         }
         Self {
@@ -77,6 +86,56 @@ fn split_hash(h: u64, bits: u32) -> (usize, u32) {
     (bucket, u32::from(h.to_le_bytes()[0]))
 }
 
+/// Packs what the placing pass needs of one kept symbol into a scratch
+/// word: its bucket (at most 24 bits) above its entry (`pos | tag << 24`).
+#[inline]
+fn scratch_key(h: u64, bits: u32, pos: usize) -> Option<u64> {
+    let (bucket, tag) = split_hash(h, bits);
+    let pos = u32::try_from(pos).ok().filter(|&p| p <= POS_MASK)?;
+    Some(u64::try_from(bucket).ok()? << 32 | u64::from(pos | tag << 24))
+}
+
+/// Fills `directory` and `entries` from `keys` ([`scratch_key`] values in
+/// ascending position order): a counting sort by bucket, stable, so each
+/// bucket lists its symbols in ascending position.
+fn place_entries(
+    directory: &mut [u32],
+    entries: &mut [u32],
+    keys: &[u64],
+) -> Result<(), TableError> {
+    let short = TableError::TooShort("index storage");
+    directory.fill(0);
+    // Counts and sums stay <= keys.len() <= 2^24: the saturating adds
+    // below never saturate.
+    for &k in keys {
+        let b = usize::try_from(k >> 32).map_err(|_| short)?;
+        let count = directory.get_mut(b.saturating_add(1)).ok_or(short)?;
+        *count = count.saturating_add(1);
+    }
+    let mut sum = 0u32;
+    for d in directory.iter_mut() {
+        sum = sum.saturating_add(*d);
+        *d = sum;
+    }
+    // The directory entry b serves as the cursor and ends at the start of
+    // b + 1.
+    for &k in keys {
+        let b = usize::try_from(k >> 32).map_err(|_| short)?;
+        let cursor = directory.get_mut(b).ok_or(short)?;
+        let slot = entries.get_mut(*cursor as usize).ok_or(short)?;
+        // The low 32 bits: the entry.
+        let [e0, e1, e2, e3, ..] = k.to_le_bytes();
+        *slot = u32::from_le_bytes([e0, e1, e2, e3]);
+        *cursor = cursor.saturating_add(1);
+    }
+    // Shift the cursors back into starts: entry b takes b - 1's, 0 gets 0.
+    let mut prev = 0u32;
+    for d in directory.iter_mut() {
+        prev = core::mem::replace(d, prev);
+    }
+    Ok(())
+}
+
 /// Builds the index for a validated table, expanding names through
 /// `tokens`. `hashes` is scratch space of one `u64` per symbol.
 pub fn build_name_index<'a>(
@@ -92,46 +151,80 @@ pub fn build_name_index<'a>(
         return Err(TableError::TooMany);
     }
     let short = TableError::TooShort("index storage");
-    let (Some(directory), Some(entries), Some(hashes)) = (
+    let (Some(directory), Some(entries), Some(keys)) = (
         directory.get_mut(..layout.directory_words),
         entries.get_mut(..n),
         hashes.get_mut(..n),
     ) else {
         return Err(short);
     };
-    directory.fill(0);
     let mut name = NameBuf::new();
     let mut off = 0usize;
-    // Hash every name in one walk, counting bucket sizes. Counts and
-    // sums stay <= n <= 2^24: the saturating adds below never saturate.
-    for (pos, h) in hashes.iter_mut().enumerate() {
-        off = tokens
-            .expand(t, off, &mut name)
-            .ok_or(TableError::BadNameRecord { pos: pos32(pos) })?;
-        *h = xxh3_64(name.as_bytes());
-        let (b, _) = split_hash(*h, layout.bits);
-        let count = directory.get_mut(b.saturating_add(1)).ok_or(short)?;
-        *count = count.saturating_add(1);
+    // Hash every name in one walk of the records.
+    for (pos, k) in keys.iter_mut().enumerate() {
+        let bad = TableError::BadNameRecord { pos: pos32(pos) };
+        off = tokens.expand(t, off, &mut name).ok_or(bad)?;
+        *k = scratch_key(xxh3_64(name.as_bytes()), layout.bits, pos).ok_or(TableError::TooMany)?;
     }
-    let mut sum = 0u32;
-    for d in directory.iter_mut() {
-        sum = sum.saturating_add(*d);
-        *d = sum;
+    place_entries(directory, entries, keys)?;
+    Ok(NameIndex {
+        layout,
+        directory,
+        entries,
+    })
+}
+
+/// Words of `entries` and of scratch [`build_module_name_index`] needs for
+/// `symtab` (one per symtab entry); its layout is
+/// `NameIndexLayout::for_len` of the same number.
+pub fn module_name_index_capacity<S: ModuleSymtab + ?Sized>(symtab: &S) -> usize {
+    symtab.num_symtab()
+}
+
+/// Builds the name index of one module's symtab: the symbols
+/// `find_kallsyms_symbol_value()` can return, i.e. every entry that is not
+/// `SHN_UNDEF` (empty names and mapping symbols included: that lookup does
+/// not skip them), keyed by symtab index. `entries` and `keys` must hold
+/// [`module_name_index_capacity`] words; the layout is
+/// `NameIndexLayout::for_len` of that capacity.
+///
+/// Names are compared as the bytes [`ModuleSymtab::name`] returns. A
+/// symtab that cuts long names short must cut them at a length no query
+/// reaches (the kernel's glue reads at most `KSYM_NAME_LEN` bytes and
+/// refuses queries that long to the stock code), or a query equal to the
+/// cut name would match a longer one.
+pub fn build_module_name_index<'a, S: ModuleSymtab + ?Sized>(
+    symtab: &S,
+    layout: NameIndexLayout,
+    directory: &'a mut [u32],
+    entries: &'a mut [u32],
+    keys: &mut [u64],
+) -> Result<NameIndex<'a>, TableError> {
+    let n = symtab.num_symtab();
+    if n > 1 << 24 {
+        return Err(TableError::TooMany);
     }
-    // Place entries in position order: stable within each bucket. The
-    // directory entry b serves as the cursor and ends at the start of b + 1.
-    for (pos, &h) in hashes.iter().enumerate() {
-        let (b, tag) = split_hash(h, layout.bits);
-        let cursor = directory.get_mut(b).ok_or(short)?;
-        let slot = entries.get_mut(*cursor as usize).ok_or(short)?;
-        *slot = pos32(pos) | tag << 24;
-        *cursor = cursor.saturating_add(1);
+    let short = TableError::TooShort("index storage");
+    let (Some(directory), Some(keys)) = (
+        directory.get_mut(..layout.directory_words),
+        keys.get_mut(..n),
+    ) else {
+        return Err(short);
+    };
+    let mut kept = 0usize;
+    for i in 0..n {
+        if symtab.is_undef(i) {
+            continue;
+        }
+        let k = keys.get_mut(kept).ok_or(short)?;
+        *k = scratch_key(xxh3_64(symtab.name(i)), layout.bits, i).ok_or(TableError::TooMany)?;
+        kept = kept.saturating_add(1);
     }
-    // Shift the cursors back into starts: entry b takes b - 1's, 0 gets 0.
-    let mut prev = 0u32;
-    for d in directory.iter_mut() {
-        prev = core::mem::replace(d, prev);
-    }
+    let (keys, entries) = (
+        keys.get(..kept).ok_or(short)?,
+        entries.get_mut(..kept).ok_or(short)?,
+    );
+    place_entries(directory, entries, keys)?;
     Ok(NameIndex {
         layout,
         directory,
@@ -145,6 +238,24 @@ impl<'a> NameIndex<'a> {
         &self.layout
     }
 
+    /// The positions (symtab indexes, for a module) whose name may be
+    /// `name`, ascending: the entries of its bucket whose tag matches.
+    /// Empty for storage that does not fit the layout.
+    fn candidates(&self, name: &[u8]) -> impl Iterator<Item = usize> + '_ {
+        let (b, tag) = split_hash(xxh3_64(name), self.layout.bits);
+        let start = self.directory.get(b).map_or(0, |&d| d as usize);
+        let end = b
+            .checked_add(1)
+            .and_then(|b| self.directory.get(b))
+            .map_or(0, |&d| d as usize);
+        self.entries
+            .get(start..end)
+            .unwrap_or(&[])
+            .iter()
+            .filter(move |&&e| e >> 24 == tag)
+            .map(|&e| (e & POS_MASK) as usize)
+    }
+
     /// Address-order position of the symbol `kallsyms_lookup_name()` would
     /// pick for `name`, if the core table has one.
     pub fn lookup(
@@ -156,20 +267,26 @@ impl<'a> NameIndex<'a> {
         if name.is_empty() {
             return None;
         }
-        let (b, tag) = split_hash(xxh3_64(name), self.layout.bits);
-        let start = *self.directory.get(b)? as usize;
-        let end = *self.directory.get(b.checked_add(1)?)? as usize;
-        for &e in self.entries.get(start..end)? {
-            if e >> 24 != tag {
-                continue;
-            }
-            let pos = (e & POS_MASK) as usize;
+        for pos in self.candidates(name) {
             let off = addr.name_offset(t, pos)?;
             if name_equals(t, off, name)? {
                 return Some(pos);
             }
         }
         None
+    }
+
+    /// `__find_kallsyms_symbol_value()` through a module's name index
+    /// (built by [`build_module_name_index`] over `symtab`): the lowest
+    /// symtab index whose name is `name` and which is not `SHN_UNDEF`.
+    /// The kernel returns that symbol's value, 0 when there is none.
+    pub fn lookup_module<S: ModuleSymtab + ?Sized>(
+        &self,
+        symtab: &S,
+        name: &[u8],
+    ) -> Option<usize> {
+        self.candidates(name)
+            .find(|&i| !symtab.is_undef(i) && symtab.name(i) == name)
     }
 }
 
@@ -181,6 +298,29 @@ impl<'a> NameIndex<'a> {
             layout,
             directory,
             entries,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NameIndexLayout;
+
+    /// The largest power of two at most n / 4 (one bucket below 8).
+    #[test]
+    fn buckets_are_at_most_a_quarter_of_the_symbols() {
+        for (n, bits) in [
+            (0, 0),
+            (7, 0),
+            (8, 1),
+            (15, 1),
+            (16, 2),
+            (34_307, 13),
+            (65_536, 14),
+        ] {
+            let l = NameIndexLayout::for_len(n);
+            assert_eq!(l.bits, bits, "{n} symbols");
+            assert!(l.bytes() <= 4 * n + 4 * (n / 4).max(1) + 4, "{n} symbols");
         }
     }
 }
