@@ -1,0 +1,174 @@
+//! The `nps` command line: the subset of procps's syntax `nps` supports,
+//! with procps's meaning (src/ps/parser.c).
+
+use crate::ps::Plan;
+use crate::render::spec::{default_list, parse_list, pid_length};
+use crate::render::Layout;
+use crate::select::{parse_pids, Me, Selection, Simple};
+use crate::source::Scope;
+use crate::task::Global;
+use clap::{ArgAction, Parser};
+
+/// `nps`: list processes exactly as procps-ng 4.0.2's `ps` prints them.
+#[derive(Parser, Debug, Default)]
+#[command(name = "nps", version)]
+pub struct Args {
+    /// BSD options without a dash: `a` (all with a tty), `x` (all of yours),
+    /// `H` (threads), `w` (wider); `ax` lists everything in BSD format.
+    #[arg(value_name = "BSD")]
+    pub bsd: Option<String>,
+    /// Select every process.
+    #[arg(short = 'e')]
+    pub every: bool,
+    /// Select every process (same as -e).
+    #[arg(short = 'A')]
+    pub all: bool,
+    /// Select all processes with a tty except session leaders.
+    #[arg(short = 'a')]
+    pub unix_a: bool,
+    /// Select all processes except session leaders.
+    #[arg(short = 'd')]
+    pub unix_d: bool,
+    /// Show threads, with an LWP column in the default format.
+    #[arg(short = 'L')]
+    pub threads: bool,
+    /// Columns, e.g. `pid,stat,wchan,comm` (repeatable).
+    #[arg(short = 'o', long = "format", value_name = "LIST", action = ArgAction::Append)]
+    pub format: Vec<String>,
+    /// Select these process ids (comma or blank separated; repeatable).
+    #[arg(short = 'p', long = "pid", value_name = "PIDLIST", action = ArgAction::Append)]
+    pub pids: Vec<String>,
+    /// Print no header line.
+    #[arg(long = "no-headers", visible_aliases = ["noheaders", "noheader"])]
+    pub no_headers: bool,
+    /// Wide output: once for 132 columns, twice for unlimited.
+    #[arg(short = 'w', action = ArgAction::Count)]
+    pub wide: u8,
+}
+
+/// What the command line asks for, before the system is consulted.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Request {
+    /// BSD syntax was used (`prefer_bsd_defaults`).
+    pub bsd_syntax: bool,
+    /// `-e`, `-A` or BSD `ax`.
+    pub all: bool,
+    /// Selection letters.
+    pub simple: Simple,
+    /// Listed pids.
+    pub pids: Vec<i32>,
+    /// Thread scope, and whether `-L` asked for an LWP column.
+    pub scope: Scope,
+    /// `-L`.
+    pub lwp: bool,
+    /// `-o` lists, in order.
+    pub formats: Vec<String>,
+    /// `--no-headers`.
+    pub no_headers: bool,
+    /// Count of `w`.
+    pub wide: u32,
+}
+
+impl Args {
+    /// Checks the options and resolves the BSD letters.
+    pub fn request(&self) -> Result<Request, String> {
+        let mut simple = Simple {
+            unix_a: self.unix_a,
+            unix_d: self.unix_d,
+            ..Simple::default()
+        };
+        let mut wide = u32::from(self.wide);
+        let mut loose_threads = false;
+        if let Some(letters) = &self.bsd {
+            for c in letters.chars() {
+                match c {
+                    'a' => simple.bsd_a = true,
+                    'x' => simple.bsd_x = true,
+                    'H' => loose_threads = true,
+                    'w' => wide += 1,
+                    _ => return Err(format!("unsupported option (BSD syntax): {c:?}")),
+                }
+            }
+        }
+        if loose_threads && self.threads {
+            return Err("thread flags conflict; can't use H with -L".into());
+        }
+        let mut pids = Vec::new();
+        for list in &self.pids {
+            pids.extend(parse_pids(list)?);
+        }
+        Ok(Request {
+            bsd_syntax: self.bsd.is_some(),
+            all: self.every || self.all,
+            simple,
+            pids,
+            scope: if self.threads || loose_threads {
+                Scope::Threads
+            } else {
+                Scope::Processes
+            },
+            lwp: self.threads,
+            formats: self.format.clone(),
+            no_headers: self.no_headers,
+            wide,
+        })
+    }
+}
+
+impl Request {
+    /// Builds the run plan for this system.
+    pub fn plan(&self, global: &Global, me: Me, screen_cols: usize) -> Result<Plan, String> {
+        let pid_len = pid_length(global.pid_max);
+        let columns = if self.formats.is_empty() {
+            default_list(self.bsd_syntax, self.lwp, pid_len)
+        } else {
+            let mut cols = Vec::new();
+            for f in &self.formats {
+                cols.extend(parse_list(f, pid_len)?);
+            }
+            cols
+        };
+        let selection = Selection::new(
+            self.all,
+            self.simple,
+            self.bsd_syntax,
+            self.pids.clone(),
+            me,
+        )?;
+        Ok(Plan {
+            layout: Layout::new(columns, screen_cols),
+            scope: self.scope,
+            selection,
+            header: !self.no_headers,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(argv: &[&str]) -> Result<Request, String> {
+        let mut v = vec!["nps"];
+        v.extend_from_slice(argv);
+        Args::try_parse_from(v)
+            .map_err(|e| e.to_string())?
+            .request()
+    }
+
+    #[test]
+    fn ps_spellings() {
+        let r = req(&["ax"]).unwrap();
+        assert!(r.bsd_syntax && r.simple.bsd_a && r.simple.bsd_x);
+        let r = req(&["-eo", "pid,stat,wchan,comm"]).unwrap();
+        assert!(r.all && !r.bsd_syntax);
+        assert_eq!(r.formats, vec!["pid,stat,wchan,comm"]);
+        let r = req(&["-eLo", "pid,tid", "-o", "comm"]).unwrap();
+        assert_eq!(r.scope, Scope::Threads);
+        assert_eq!(r.formats, vec!["pid,tid", "comm"]);
+        let r = req(&["-p", "1,2", "--pid", "3"]).unwrap();
+        assert_eq!(r.pids, vec![1, 2, 3]);
+        assert!(req(&["aq"]).unwrap_err().contains("'q'"));
+        assert!(req(&["-p", "x"]).unwrap_err().contains("syntax error"));
+    }
+}

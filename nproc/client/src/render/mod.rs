@@ -1,0 +1,13 @@
+//! Turning task records into procps-ng 4.0.2's exact bytes.
+
+pub mod charset;
+pub mod columns;
+pub mod escape;
+pub mod layout;
+pub mod spec;
+pub mod tty;
+
+pub use charset::Charset;
+pub use columns::{Ctx, Just, Kind};
+pub use layout::{Column, Layout};
+pub use tty::TtyNamer;
