@@ -3,7 +3,7 @@
 use clap::Parser;
 use nproc::cli::Args;
 use nproc::procfs::{parse_stat, ProcSource};
-use nproc::render::{Charset, Ctx, TtyNamer};
+use nproc::render::{Charset, Ctx, Names, TtyNamer};
 use nproc::select::Me;
 use nproc::{Source, Task};
 use std::process::ExitCode;
@@ -42,10 +42,12 @@ fn main() -> ExitCode {
         Err(e) => return fail(&e),
     };
     let mut tty = TtyNamer::new("/proc");
+    let mut names = Names::new();
     let mut ctx = Ctx {
         global: &global,
         charset,
         tty: &mut tty,
+        names: &mut names,
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

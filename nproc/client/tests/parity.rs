@@ -27,7 +27,8 @@ const ALL_COLUMNS: &str = "pid,tid,lwp,spid,tgid,ppid,pgid,pgrp,sid,sess,session
 uid,euid,ruid,suid,svuid,fuid,fsuid,gid,egid,rgid,stat,state,s,vsz,vsize,rss,rssize,rsz,sz,\
 %mem,pmem,time,cputime,cputimes,bsdtime,nlwp,thcount,tname,tt,tty,ni,nice,pri,opri,priority,\
 psr,f,flag,flags,class,cls,policy,rtprio,sched,minflt,min_flt,majflt,maj_flt,wchan,ucmd,ucomm,\
-comm,cmd,command,args";
+comm,cmd,command,args,user,uname,euser,ruser,suser,fuser,fsuser,group,egroup,rgroup,sgroup,\
+fgroup,fsgroup";
 
 /// A named comparison: arguments and environment.
 type Case<'a> = (&'a str, Vec<String>, Vec<(&'a str, &'a str)>);
@@ -115,6 +116,29 @@ fn setup() -> Fixture {
             "-c",
             "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exec sleep 1000",
         ])),
+        // Users and groups with names of every length, and none.
+        sleeper(Command::new("setpriv").args([
+            "--ruid",
+            "65534",
+            "--euid",
+            "4000000",
+            "--rgid",
+            "65534",
+            "--egid",
+            "4000001",
+            "--clear-groups",
+            "sleep",
+            "1000",
+        ])),
+        sleeper(Command::new("setpriv").args([
+            "--reuid",
+            "systemd-timesync",
+            "--regid",
+            "0",
+            "--clear-groups",
+            "sleep",
+            "1000",
+        ])),
         // Three threads.
         sleeper(
             Command::new(std::env::current_exe().expect("current_exe"))
@@ -141,7 +165,7 @@ fn setup() -> Fixture {
             .stdin(File::open(&slave).expect("open pty slave")),
     ));
     let zombie_parent = children[4].id();
-    let threads = children[6].id();
+    let threads = children[8].id();
     // Wait until every task sleeps, the zombie exists and the threads run.
     let start = Instant::now();
     let zombie = loop {
@@ -314,6 +338,11 @@ fn main() {
         (
             "thread columns",
             p(&["-L", "-o", "pid,lwp,nlwp,stat,psr,wchan,comm"]),
+            utf8.to_vec(),
+        ),
+        (
+            "narrow names",
+            p(&["-o", "pid,user:4,ruser:5,group:2,comm"]),
             utf8.to_vec(),
         ),
         (

@@ -4,6 +4,7 @@
 
 use super::charset::Charset;
 use super::escape::{bracketed_command, lib_escape, ps_escape};
+use super::names::Names;
 use super::tty::TtyNamer;
 use crate::procfs::CMDLINE_MAX;
 use crate::task::{Global, Task, Wchan};
@@ -23,6 +24,9 @@ pub enum Just {
     Unlimited,
     /// `CF_WCHAN`: left-aligned text.
     Wchan,
+    /// `CF_USER`: left-aligned names (ps never sets `user_is_number`
+    /// without BSD `n`, which nps does not take).
+    User,
 }
 
 /// What a column prints.
@@ -100,6 +104,22 @@ pub enum Kind {
     Sched,
     /// `pr_minflt`.
     MinFlt,
+    /// `pr_euser`.
+    Euser,
+    /// `pr_ruser`.
+    Ruser,
+    /// `pr_suser`.
+    Suser,
+    /// `pr_fuser`.
+    Fuser,
+    /// `pr_egroup`.
+    Egroup,
+    /// `pr_rgroup`.
+    Rgroup,
+    /// `pr_sgroup`.
+    Sgroup,
+    /// `pr_fgroup`.
+    Fgroup,
     /// `pr_majflt`.
     MajFlt,
 }
@@ -139,7 +159,7 @@ const fn c(
     }
 }
 
-use Just::{Left as L, Right as R, Unlimited as U};
+use Just::{Left as L, Right as R, Unlimited as U, User as N};
 
 /// The supported rows of `format_array`, copied with their headers, widths
 /// and flags.
@@ -155,13 +175,20 @@ pub const COLUMNS: &[ColumnDef] = &[
     c("cputime", "TIME", 8, R, false, Kind::Time),
     c("cputimes", "TIME", 8, R, false, Kind::Times),
     c("egid", "EGID", 5, R, false, Kind::Egid),
+    c("egroup", "EGROUP", 8, N, false, Kind::Egroup),
     c("euid", "EUID", 5, R, false, Kind::Euid),
+    c("euser", "EUSER", 8, N, false, Kind::Euser),
     c("f", "F", 1, R, false, Kind::Flag),
+    c("fgroup", "FGROUP", 8, N, false, Kind::Fgroup),
     c("flag", "F", 1, R, false, Kind::Flag),
     c("flags", "F", 1, R, false, Kind::Flag),
+    c("fsgroup", "FSGROUP", 8, N, false, Kind::Fgroup),
     c("fsuid", "FSUID", 5, R, false, Kind::Fuid),
+    c("fsuser", "FSUSER", 8, N, false, Kind::Fuser),
     c("fuid", "FUID", 5, R, false, Kind::Fuid),
+    c("fuser", "FUSER", 8, N, false, Kind::Fuser),
     c("gid", "GID", 5, R, false, Kind::Egid),
+    c("group", "GROUP", 8, N, false, Kind::Egroup),
     c("lwp", "LWP", 5, R, true, Kind::Tid),
     c("maj_flt", "MAJFL", 6, R, false, Kind::MajFlt),
     c("majflt", "MAJFLT", 6, R, false, Kind::MajFlt),
@@ -181,20 +208,24 @@ pub const COLUMNS: &[ColumnDef] = &[
     c("priority", "PRI", 3, R, false, Kind::Priority),
     c("psr", "PSR", 3, R, false, Kind::Psr),
     c("rgid", "RGID", 5, R, false, Kind::Rgid),
+    c("rgroup", "RGROUP", 8, N, false, Kind::Rgroup),
     c("rss", "RSS", 5, R, false, Kind::Rss),
     c("rssize", "RSS", 5, R, false, Kind::Rss),
     c("rsz", "RSZ", 5, R, false, Kind::Rss),
     c("rtprio", "RTPRIO", 6, R, false, Kind::Rtprio),
     c("ruid", "RUID", 5, R, false, Kind::Ruid),
+    c("ruser", "RUSER", 8, N, false, Kind::Ruser),
     c("s", "S", 1, L, false, Kind::State),
     c("sched", "SCH", 3, R, false, Kind::Sched),
     c("sess", "SESS", 5, R, true, Kind::Sid),
     c("session", "SESS", 5, R, true, Kind::Sid),
+    c("sgroup", "SGROUP", 8, N, false, Kind::Sgroup),
     c("sid", "SID", 5, R, true, Kind::Sid),
     c("spid", "SPID", 5, R, true, Kind::Tid),
     c("stat", "STAT", 4, L, false, Kind::Stat),
     c("state", "S", 1, L, false, Kind::State),
     c("suid", "SUID", 5, R, false, Kind::Suid),
+    c("suser", "SUSER", 8, N, false, Kind::Suser),
     c("svuid", "SVUID", 5, R, false, Kind::Suid),
     c("sz", "SZ", 5, R, false, Kind::Sz),
     c("tgid", "TGID", 5, R, true, Kind::Tgid),
@@ -208,6 +239,8 @@ pub const COLUMNS: &[ColumnDef] = &[
     c("ucmd", "CMD", 15, U, false, Kind::Comm),
     c("ucomm", "COMMAND", 15, U, false, Kind::Comm),
     c("uid", "UID", 5, R, false, Kind::Euid),
+    c("uname", "USER", 8, N, false, Kind::Euser),
+    c("user", "USER", 8, N, false, Kind::Euser),
     c("vsize", "VSZ", 6, R, false, Kind::Vsz),
     c("vsz", "VSZ", 6, R, false, Kind::Vsz),
     c("wchan", "WCHAN", 6, Just::Wchan, false, Kind::Wchan),
@@ -226,6 +259,8 @@ pub struct Ctx<'a> {
     pub charset: Charset,
     /// Terminal names.
     pub tty: &'a mut TtyNamer,
+    /// User and group names.
+    pub names: &'a mut Names,
 }
 
 impl Kind {
@@ -351,6 +386,14 @@ impl Kind {
                 let line = command_line(t, ctx.charset);
                 return ps_escape(out, &line, OUTBUF_SIZE, max_rightward, ctx.charset);
             }
+            Kind::Euser => return name_column(ctx, t.uid[1], false, max_rightward, out),
+            Kind::Ruser => return name_column(ctx, t.uid[0], false, max_rightward, out),
+            Kind::Suser => return name_column(ctx, t.uid[2], false, max_rightward, out),
+            Kind::Fuser => return name_column(ctx, t.uid[3], false, max_rightward, out),
+            Kind::Egroup => return name_column(ctx, t.gid[1], true, max_rightward, out),
+            Kind::Rgroup => return name_column(ctx, t.gid[0], true, max_rightward, out),
+            Kind::Sgroup => return name_column(ctx, t.gid[2], true, max_rightward, out),
+            Kind::Fgroup => return name_column(ctx, t.gid[3], true, max_rightward, out),
             Kind::Wchan => {
                 let name = wchan_name(&t.wchan);
                 out.extend_from_slice(&name[..name.len().min(max_rightward)]);
@@ -360,6 +403,37 @@ impl Kind {
         .expect("writing to a Vec cannot fail");
         out.len() - start
     }
+}
+
+/// do_pr_name(): the escaped name when it fits; else cut to one cell less
+/// plus `+` when the byte at the cut is ASCII; else the number.
+fn name_column(
+    ctx: &mut Ctx<'_>,
+    id: u32,
+    group: bool,
+    max_rightward: usize,
+    out: &mut Vec<u8>,
+) -> usize {
+    let charset = ctx.charset;
+    let name = if group {
+        ctx.names.group(id)
+    } else {
+        ctx.names.user(id)
+    };
+    let mut buf = Vec::new();
+    let len = ps_escape(&mut buf, name, OUTBUF_SIZE, OUTBUF_SIZE, charset);
+    if len <= max_rightward {
+        out.extend_from_slice(&buf);
+        return len;
+    }
+    if max_rightward >= 1 && buf.get(max_rightward - 1).is_some_and(|&b| b < 127) {
+        out.extend_from_slice(&buf[..max_rightward - 1]);
+        out.push(b'+');
+        return max_rightward;
+    }
+    let s = id.to_string();
+    out.extend_from_slice(s.as_bytes());
+    s.len()
 }
 
 /// pr_stat(): the state letter, then `<` (nice < 0), `N` (nice > 0), `L`
@@ -457,10 +531,12 @@ mod tests {
     fn show(kind: Kind, t: &Task, room: usize) -> (String, usize) {
         let g = global();
         let mut tty = TtyNamer::new("/nonexistent");
+        let mut names = Names::new();
         let mut ctx = Ctx {
             global: &g,
             charset: Charset::Bytes,
             tty: &mut tty,
+            names: &mut names,
         };
         let mut out = Vec::new();
         let cells = kind.render(t, &mut ctx, room, &mut out);
@@ -554,6 +630,19 @@ mod tests {
         t.vm_rss_kib = 123;
         assert_eq!(show(Kind::Pmem, &t, 4).0, "12.3");
         assert_eq!(show(Kind::Tty, &t, 8).0, "?");
+    }
+
+    #[test]
+    fn names_fit_or_get_a_plus() {
+        let mut t = task();
+        t.uid = [0; 4];
+        assert_eq!(show(Kind::Euser, &t, 8), ("root".into(), 4));
+        assert_eq!(show(Kind::Euser, &t, 3), ("ro+".into(), 3));
+        t.uid = [4_000_000_000; 4];
+        // pwcache names an unknown id by its number, which is then cut
+        // like any name.
+        assert_eq!(show(Kind::Ruser, &t, 10).0, "4000000000");
+        assert_eq!(show(Kind::Ruser, &t, 8).0, "4000000+");
     }
 
     #[test]

@@ -99,7 +99,7 @@ impl Layout {
                 buf.truncate(amount);
             }
             let leftpad = match col.just {
-                Just::Left => 0,
+                Just::Left | Just::User => 0,
                 Just::Right => (col.width as i64 - amount as i64).max(0),
                 Just::Wchan | Just::Unlimited => {
                     // "(active_cols-actual-tmpspace)<1" in unsigned
@@ -171,10 +171,12 @@ mod tests {
             pid_max: None,
         };
         let mut tty = TtyNamer::new("/nonexistent");
+        let mut names = super::super::names::Names::new();
         let mut ctx = Ctx {
             global: &g,
             charset: Charset::Bytes,
             tty: &mut tty,
+            names: &mut names,
         };
         let layout = Layout::new(specs.iter().map(|s| col(s)).collect(), screen);
         let mut out = Vec::new();

@@ -4,10 +4,12 @@ pub mod charset;
 pub mod columns;
 pub mod escape;
 pub mod layout;
+pub mod names;
 pub mod spec;
 pub mod tty;
 
 pub use charset::Charset;
 pub use columns::{Ctx, Just, Kind};
 pub use layout::{Column, Layout};
+pub use names::Names;
 pub use tty::TtyNamer;
