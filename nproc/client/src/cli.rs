@@ -2,7 +2,7 @@
 //! with procps's meaning (src/ps/parser.c).
 
 use crate::ps::Plan;
-use crate::render::spec::{default_list, parse_list, pid_length};
+use crate::render::spec::{bsd_user_list, default_list, parse_list, pid_length};
 use crate::render::Layout;
 use crate::select::{parse_pids, Me, Selection, Simple};
 use crate::source::Scope;
@@ -14,7 +14,8 @@ use clap::{ArgAction, Parser};
 #[command(name = "nps", version)]
 pub struct Args {
     /// BSD options without a dash: `a` (all with a tty), `x` (all of yours),
-    /// `H` (threads), `w` (wider); `ax` lists everything in BSD format.
+    /// `u` (user format), `H` (threads), `w` (wider); `ax` lists everything
+    /// in BSD format, `aux` adds user, %CPU, %MEM, sizes and start time.
     #[arg(value_name = "BSD")]
     pub bsd: Option<String>,
     /// Select every process.
@@ -63,6 +64,8 @@ pub struct Request {
     pub lwp: bool,
     /// `-o` lists, in order.
     pub formats: Vec<String>,
+    /// BSD `u`.
+    pub user_format: bool,
     /// `--no-headers`.
     pub no_headers: bool,
     /// Count of `w`.
@@ -79,6 +82,7 @@ impl Args {
         };
         let mut wide = u32::from(self.wide);
         let mut loose_threads = false;
+        let mut user_format = false;
         if let Some(letters) = &self.bsd {
             for c in letters.chars() {
                 match c {
@@ -86,9 +90,13 @@ impl Args {
                     'x' => simple.bsd_x = true,
                     'H' => loose_threads = true,
                     'w' => wide += 1,
+                    'u' => user_format = true,
                     _ => return Err(format!("unsupported option (BSD syntax): {c:?}")),
                 }
             }
+        }
+        if user_format && !self.format.is_empty() {
+            return Err("conflicting format options".into());
         }
         if loose_threads && self.threads {
             return Err("thread flags conflict; can't use H with -L".into());
@@ -109,6 +117,7 @@ impl Args {
             },
             lwp: self.threads,
             formats: self.format.clone(),
+            user_format,
             no_headers: self.no_headers,
             wide,
         })
@@ -119,7 +128,9 @@ impl Request {
     /// Builds the run plan for this system.
     pub fn plan(&self, global: &Global, me: Me, screen_cols: usize) -> Result<Plan, String> {
         let pid_len = pid_length(global.pid_max);
-        let columns = if self.formats.is_empty() {
+        let columns = if self.user_format {
+            bsd_user_list(pid_len)
+        } else if self.formats.is_empty() {
             default_list(self.bsd_syntax, self.lwp, pid_len)
         } else {
             let mut cols = Vec::new();
@@ -169,6 +180,11 @@ mod tests {
         let r = req(&["-p", "1,2", "--pid", "3"]).unwrap();
         assert_eq!(r.pids, vec![1, 2, 3]);
         assert!(req(&["aq"]).unwrap_err().contains("'q'"));
+        assert!(req(&["aux"]).unwrap().user_format);
+        assert_eq!(
+            req(&["aux", "-o", "pid"]).unwrap_err(),
+            "conflicting format options"
+        );
         assert!(req(&["-p", "x"]).unwrap_err().contains("syntax error"));
     }
 }

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&e),
     };
     let charset = Charset::from_environment();
+    nproc::render::clock::init_time_zone();
     let mut source = ProcSource::new();
     let global = match source.global() {
         Ok(g) => g,
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
         charset,
         tty: &mut tty,
         names: &mut names,
+        now: nproc::render::clock::now(),
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

@@ -37,6 +37,9 @@ struct Fixture {
     children: Vec<Child>,
     /// Every pid to list: our tasks, the zombie, and kthreadd.
     pids: Vec<u32>,
+    /// The task that used CPU time: its %CPU changes too often for the
+    /// columns that show it.
+    burner: u32,
     _pty_master: File,
     _dir: tempfile::TempDir,
 }
@@ -111,10 +114,10 @@ fn setup() -> Fixture {
         // A zombie: sh's background child exits and the exec'd sleep never
         // reaps it.
         sleeper(Command::new("sh").args(["-c", "sleep 0 & exec sleep 1000"])),
-        // CPU time, then sleep.
+        // More than a second of CPU time, then sleep.
         sleeper(Command::new("sh").args([
             "-c",
-            "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exec sleep 1000",
+            "i=0; while [ $i -lt 700000 ]; do i=$((i+1)); done; exec sleep 1000",
         ])),
         // Users and groups with names of every length, and none.
         sleeper(Command::new("setpriv").args([
@@ -165,6 +168,7 @@ fn setup() -> Fixture {
             .stdin(File::open(&slave).expect("open pty slave")),
     ));
     let zombie_parent = children[4].id();
+    let burner = children[5].id();
     let threads = children[8].id();
     // Wait until every task sleeps, the zombie exists and the threads run.
     let start = Instant::now();
@@ -211,6 +215,7 @@ fn setup() -> Fixture {
     Fixture {
         children,
         pids,
+        burner,
         _pty_master: master,
         _dir: dir,
     }
@@ -245,12 +250,13 @@ fn run(prog: &str, args: &[String], env: &[(&str, &str)]) -> (Vec<u8>, Option<i3
 
 /// ps, nps, ps: compare nps with ps when both ps runs agree.
 fn compare(name: &str, args: &[String], env: &[(&str, &str)]) -> Result<(), String> {
-    for _ in 0..10 {
+    // %CPU of a task that used CPU time changes every few tens of
+    // milliseconds: try often, without pausing.
+    for _ in 0..50 {
         let before = run(PS, args, env);
         let ours = run(NPS, args, env);
         let after = run(PS, args, env);
         if before != after {
-            std::thread::sleep(Duration::from_millis(100));
             continue;
         }
         if ours == before {
@@ -304,6 +310,18 @@ fn main() {
         v.extend(s(rest));
         v
     };
+    let calm: Vec<String> = fx
+        .pids
+        .iter()
+        .filter(|&&p| p != fx.burner)
+        .map(u32::to_string)
+        .collect();
+    let calm = calm.join(",");
+    let p_calm = |rest: &[&str]| {
+        let mut v = s(&["-p", &calm]);
+        v.extend(s(rest));
+        v
+    };
     let utf8 = [("LC_ALL", "C.UTF-8")];
     let c = [("LC_ALL", "C")];
     let cases: Vec<Case> = vec![
@@ -339,6 +357,27 @@ fn main() {
             "thread columns",
             p(&["-L", "-o", "pid,lwp,nlwp,stat,psr,wchan,comm"]),
             utf8.to_vec(),
+        ),
+        (
+            "bsd u columns",
+            p_calm(&[
+                "-o",
+                "user,pid,pcpu,pmem,vsz,rss,tname,stat,start_time,bsdtime,args",
+            ]),
+            utf8.to_vec(),
+        ),
+        (
+            "time columns",
+            p_calm(&[
+                "-o",
+                "pid,etime,etimes,pcpu,%cpu,c,cp,start_time,stime,start,bsdstart,lstart",
+            ]),
+            utf8.to_vec(),
+        ),
+        (
+            "time columns, another zone",
+            p(&["-o", "pid,start_time,stime,start,bsdstart,lstart"]),
+            vec![("LC_ALL", "C"), ("TZ", "America/Los_Angeles")],
         ),
         (
             "narrow names",

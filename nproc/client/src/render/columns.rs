@@ -3,6 +3,7 @@
 //! `pr_*` function each one prints with.
 
 use super::charset::Charset;
+use super::clock;
 use super::escape::{bracketed_command, lib_escape, ps_escape};
 use super::names::Names;
 use super::tty::TtyNamer;
@@ -104,6 +105,24 @@ pub enum Kind {
     Sched,
     /// `pr_minflt`.
     MinFlt,
+    /// `pr_etime`.
+    Etime,
+    /// `pr_etimes`.
+    Etimes,
+    /// `pr_pcpu`.
+    Pcpu,
+    /// `pr_c`.
+    C,
+    /// `pr_cp`.
+    Cp,
+    /// `pr_stime`.
+    Stime,
+    /// `pr_start`.
+    Start,
+    /// `pr_bsdstart`.
+    BsdStart,
+    /// `pr_lstart`.
+    Lstart,
     /// `pr_euser`.
     Euser,
     /// `pr_ruser`.
@@ -164,18 +183,24 @@ use Just::{Left as L, Right as R, Unlimited as U, User as N};
 /// The supported rows of `format_array`, copied with their headers, widths
 /// and flags.
 pub const COLUMNS: &[ColumnDef] = &[
+    c("%cpu", "%CPU", 4, R, false, Kind::Pcpu),
     c("%mem", "%MEM", 4, R, false, Kind::Pmem),
     c("args", "COMMAND", 27, U, false, Kind::Args),
+    c("bsdstart", "START", 6, R, false, Kind::BsdStart),
     c("bsdtime", "TIME", 6, R, false, Kind::BsdTime),
+    c("c", "C", 2, R, false, Kind::C),
     c("class", "CLS", 3, L, false, Kind::Class),
     c("cls", "CLS", 3, R, false, Kind::Class),
     c("cmd", "CMD", 27, U, false, Kind::Args),
     c("comm", "COMMAND", 15, U, false, Kind::Comm),
     c("command", "COMMAND", 27, U, false, Kind::Args),
+    c("cp", "CP", 3, R, false, Kind::Cp),
     c("cputime", "TIME", 8, R, false, Kind::Time),
     c("cputimes", "TIME", 8, R, false, Kind::Times),
     c("egid", "EGID", 5, R, false, Kind::Egid),
     c("egroup", "EGROUP", 8, N, false, Kind::Egroup),
+    c("etime", "ELAPSED", 11, R, false, Kind::Etime),
+    c("etimes", "ELAPSED", 7, R, false, Kind::Etimes),
     c("euid", "EUID", 5, R, false, Kind::Euid),
     c("euser", "EUSER", 8, N, false, Kind::Euser),
     c("f", "F", 1, R, false, Kind::Flag),
@@ -189,6 +214,7 @@ pub const COLUMNS: &[ColumnDef] = &[
     c("fuser", "FUSER", 8, N, false, Kind::Fuser),
     c("gid", "GID", 5, R, false, Kind::Egid),
     c("group", "GROUP", 8, N, false, Kind::Egroup),
+    c("lstart", "STARTED", 24, R, false, Kind::Lstart),
     c("lwp", "LWP", 5, R, true, Kind::Tid),
     c("maj_flt", "MAJFL", 6, R, false, Kind::MajFlt),
     c("majflt", "MAJFLT", 6, R, false, Kind::MajFlt),
@@ -198,6 +224,7 @@ pub const COLUMNS: &[ColumnDef] = &[
     c("nice", "NI", 3, R, false, Kind::Nice),
     c("nlwp", "NLWP", 4, R, false, Kind::Nlwp),
     c("opri", "PRI", 3, R, false, Kind::Opri),
+    c("pcpu", "%CPU", 4, R, false, Kind::Pcpu),
     c("pgid", "PGID", 5, R, true, Kind::Pgid),
     c("pgrp", "PGRP", 5, R, true, Kind::Pgid),
     c("pid", "PID", 5, R, true, Kind::Tgid),
@@ -222,8 +249,11 @@ pub const COLUMNS: &[ColumnDef] = &[
     c("sgroup", "SGROUP", 8, N, false, Kind::Sgroup),
     c("sid", "SID", 5, R, true, Kind::Sid),
     c("spid", "SPID", 5, R, true, Kind::Tid),
+    c("start", "STARTED", 8, R, false, Kind::Start),
+    c("start_time", "START", 5, R, false, Kind::Stime),
     c("stat", "STAT", 4, L, false, Kind::Stat),
     c("state", "S", 1, L, false, Kind::State),
+    c("stime", "STIME", 5, R, false, Kind::Stime),
     c("suid", "SUID", 5, R, false, Kind::Suid),
     c("suser", "SUSER", 8, N, false, Kind::Suser),
     c("svuid", "SVUID", 5, R, false, Kind::Suid),
@@ -261,6 +291,8 @@ pub struct Ctx<'a> {
     pub tty: &'a mut TtyNamer,
     /// User and group names.
     pub names: &'a mut Names,
+    /// `seconds_since_1970`, taken once per run.
+    pub now: i64,
 }
 
 impl Kind {
@@ -385,6 +417,27 @@ impl Kind {
             Kind::Args => {
                 let line = command_line(t, ctx.charset);
                 return ps_escape(out, &line, OUTBUF_SIZE, max_rightward, ctx.charset);
+            }
+            Kind::Etime => write!(out, "{}", clock::etime(t, ctx.global)),
+            Kind::Etimes => write!(out, "{}", clock::etimes(t, ctx.global)),
+            Kind::Pcpu => write!(out, "{}", clock::pcpu(t, ctx.global)),
+            Kind::C => write!(out, "{:2}", clock::share(t, ctx.global, 100).min(99)),
+            Kind::Cp => write!(out, "{:3}", clock::share(t, ctx.global, 1000).min(999)),
+            Kind::Stime => {
+                out.extend_from_slice(&clock::stime(t, ctx.global, ctx.now));
+                Ok(())
+            }
+            Kind::Start => {
+                out.extend_from_slice(&clock::start(t, ctx.global, ctx.now));
+                Ok(())
+            }
+            Kind::BsdStart => {
+                out.extend_from_slice(&clock::bsdstart(t, ctx.global, ctx.now));
+                Ok(())
+            }
+            Kind::Lstart => {
+                out.extend_from_slice(&clock::lstart(t, ctx.global));
+                Ok(())
             }
             Kind::Euser => return name_column(ctx, t.uid[1], false, max_rightward, out),
             Kind::Ruser => return name_column(ctx, t.uid[0], false, max_rightward, out),
@@ -537,6 +590,7 @@ mod tests {
             charset: Charset::Bytes,
             tty: &mut tty,
             names: &mut names,
+            now: 0,
         };
         let mut out = Vec::new();
         let cells = kind.render(t, &mut ctx, room, &mut out);

@@ -177,6 +177,7 @@ mod tests {
             charset: Charset::Bytes,
             tty: &mut tty,
             names: &mut names,
+            now: 0,
         };
         let layout = Layout::new(specs.iter().map(|s| col(s)).collect(), screen);
         let mut out = Vec::new();

@@ -1,6 +1,7 @@
 //! Turning task records into procps-ng 4.0.2's exact bytes.
 
 pub mod charset;
+pub mod clock;
 pub mod columns;
 pub mod escape;
 pub mod layout;

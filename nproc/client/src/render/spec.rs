@@ -108,6 +108,26 @@ pub fn parse_list(list: &str, pid_len: usize) -> Result<Vec<Column>, String> {
     Ok(out)
 }
 
+/// BSD `u` (`bsd_u_format` = "OL_u" in src/ps/global.c).
+pub fn bsd_user_list(pid_len: usize) -> Vec<Column> {
+    [
+        "user",
+        "pid",
+        "pcpu",
+        "pmem",
+        "vsz",
+        "rss",
+        "tname",
+        "stat",
+        "start_time",
+        "bsdtime",
+        "args",
+    ]
+    .into_iter()
+    .map(|s| one_spec(s, None, pid_len).expect("OL_u columns are in the table"))
+    .collect()
+}
+
 /// The format ps picks when no `-o` was given (`generate_sysv_list()` with
 /// no -f/-l): BSD syntax gives `PID TTY STAT TIME COMMAND`, standard syntax
 /// `PID TTY TIME CMD`; `-L` adds `LWP` after `PID`.
@@ -187,6 +207,10 @@ mod tests {
         assert_eq!(n(default_list(true, false, 5)), "PID TTY STAT TIME COMMAND");
         assert_eq!(n(default_list(false, false, 5)), "PID TTY TIME CMD");
         assert_eq!(n(default_list(false, true, 5)), "PID LWP TTY TIME CMD");
+        assert_eq!(
+            n(bsd_user_list(5)),
+            "USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND"
+        );
         assert_eq!(pid_length(Some(4194304)), 7);
         assert_eq!(pid_length(None), 5);
     }
