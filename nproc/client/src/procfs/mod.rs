@@ -25,6 +25,41 @@ pub const CMDLINE_MAX: usize = 128 * 1024;
 /// Reads tasks from a procfs mount.
 pub struct ProcSource {
     root: PathBuf,
+    buf: Vec<u8>,
+}
+
+/// Reads a whole procfs file into `buf` (cleared first), at most `limit`
+/// bytes. Like libproc2's `file2str()`, a read that leaves room in the
+/// buffer is taken as the end: procfs's seq_file answers a read with all it
+/// has up to the size asked, so one read per small file is enough (std's
+/// `fs::read` would first stat the file, whose size is 0, then read in
+/// growing steps).
+fn read_file(path: &Path, buf: &mut Vec<u8>, limit: usize) -> std::io::Result<()> {
+    let mut file = fs::File::open(path)?;
+    buf.clear();
+    let mut want = 4096.min(limit);
+    loop {
+        let start = buf.len();
+        buf.resize(want, 0);
+        let n = loop {
+            match file.read(&mut buf[start..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r,
+            }
+        };
+        let n = match n {
+            Ok(n) => n,
+            Err(e) => {
+                buf.truncate(start);
+                return Err(e);
+            }
+        };
+        buf.truncate(start + n);
+        if n == 0 || buf.len() < want || want >= limit {
+            return Ok(());
+        }
+        want = (want * 4).min(limit);
+    }
 }
 
 impl ProcSource {
@@ -35,13 +70,16 @@ impl ProcSource {
 
     /// A reader of a procfs (or a copy of one) mounted at `root`.
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
-        ProcSource { root: root.into() }
+        ProcSource {
+            root: root.into(),
+            buf: Vec::with_capacity(4096),
+        }
     }
 
     /// Reads one task from `dir` (`/proc/PID` or `/proc/PID/task/TID`).
     /// `Ok(None)` means the task vanished.
     fn read_task(
-        &self,
+        &mut self,
         dir: &Path,
         tgid: i32,
         tid: i32,
@@ -55,29 +93,35 @@ impl ProcSource {
         task.uid = [0, meta.uid(), 0, 0];
         task.gid = [0, meta.gid(), 0, 0];
         let stat_path = dir.join("stat");
-        let Ok(stat) = fs::read(&stat_path) else {
-            return Ok(None);
-        };
-        if stat.is_empty() {
+        if read_file(&stat_path, &mut self.buf, usize::MAX).is_err() || self.buf.is_empty() {
             return Ok(None);
         }
-        parse_stat(&stat, &mut task).map_err(|what| SourceError::Parse {
+        parse_stat(&self.buf, &mut task).map_err(|what| SourceError::Parse {
             path: stat_path,
             what,
         })?;
         let status_path = dir.join("status");
-        if let Ok(status) = fs::read(&status_path) {
-            parse_status(&status, &mut task).map_err(|what| SourceError::Parse {
+        if read_file(&status_path, &mut self.buf, usize::MAX).is_ok() {
+            parse_status(&self.buf, &mut task).map_err(|what| SourceError::Parse {
                 path: status_path,
                 what,
             })?;
         }
         if want.cmdline {
-            task.cmdline = read_cmdline(&dir.join("cmdline"));
+            task.cmdline = read_file(&dir.join("cmdline"), &mut self.buf, CMDLINE_MAX)
+                .ok()
+                .map(|()| self.buf.clone());
         }
         if want.wchan {
-            // lookup_wchan() opens /proc/TID/wchan, not the task directory.
-            task.wchan = read_wchan(&self.root.join(task.tid.to_string()).join("wchan"));
+            // lookup_wchan() opens /proc/TID/wchan, not the task directory,
+            // and reads at most 63 bytes.
+            let path = self.root.join(task.tid.to_string()).join("wchan");
+            task.wchan = match read_file(&path, &mut self.buf, 63) {
+                Err(_) => Wchan::Unreadable,
+                Ok(()) if self.buf.is_empty() => Wchan::Unreadable,
+                Ok(()) if self.buf == b"0" => Wchan::Zero,
+                Ok(()) => Wchan::Symbol(self.buf.clone()),
+            };
         }
         Ok(Some(task))
     }
@@ -101,29 +145,6 @@ fn numeric_entries(dir: &Path) -> std::io::Result<impl Iterator<Item = (i32, Pat
         }
         Some((name.parse().ok()?, e.path()))
     }))
-}
-
-fn read_cmdline(path: &Path) -> Option<Vec<u8>> {
-    let file = fs::File::open(path).ok()?;
-    let mut buf = Vec::new();
-    file.take(CMDLINE_MAX as u64).read_to_end(&mut buf).ok()?;
-    Some(buf)
-}
-
-/// lookup_wchan(): a buffer of 64 bytes, so at most 63 are read.
-fn read_wchan(path: &Path) -> Wchan {
-    let Ok(file) = fs::File::open(path) else {
-        return Wchan::Unreadable;
-    };
-    let mut buf = Vec::new();
-    if file.take(63).read_to_end(&mut buf).is_err() || buf.is_empty() {
-        return Wchan::Unreadable;
-    }
-    if buf == b"0" {
-        Wchan::Zero
-    } else {
-        Wchan::Symbol(buf)
-    }
 }
 
 impl Source for ProcSource {
@@ -157,8 +178,8 @@ impl Source for ProcSource {
                         continue;
                     };
                     for (tid, tdir) in tids {
-                        let from = if tid == tgid { &dir } else { &tdir };
-                        match self.read_task(from, tgid, tid, want)? {
+                        let from = if tid == tgid { dir.clone() } else { tdir };
+                        match self.read_task(&from, tgid, tid, want)? {
                             Some(task) => {
                                 if !visit(&task) {
                                     return Ok(());
@@ -171,5 +192,68 @@ impl Source for ProcSource {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_whole_files_up_to_a_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let data: Vec<u8> = (0..20000u32).map(|i| i as u8).collect();
+        fs::write(&p, &data).unwrap();
+        let mut buf = Vec::new();
+        read_file(&p, &mut buf, usize::MAX).unwrap();
+        assert_eq!(buf, data);
+        read_file(&p, &mut buf, 63).unwrap();
+        assert_eq!(buf, &data[..63]);
+        read_file(&p, &mut buf, 5000).unwrap();
+        assert_eq!(buf, &data[..5000]);
+        assert!(read_file(&dir.path().join("none"), &mut buf, 10).is_err());
+    }
+
+    #[test]
+    fn fake_proc_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("42");
+        fs::create_dir_all(t.join("task/42")).unwrap();
+        fs::write(t.join("stat"), "42 (x y) S 1 42 42 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99 4096 1 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0\n").unwrap();
+        fs::write(
+            t.join("status"),
+            "Name:\tx y\nUid:\t1\t2\t3\t4\nGid:\t5\t6\t7\t8\nThreads:\t1\nTgid:\t42\nPid:\t42\n",
+        )
+        .unwrap();
+        fs::write(t.join("cmdline"), "x\0y\0").unwrap();
+        fs::write(t.join("wchan"), "do_wait").unwrap();
+        // A directory without stat (a task that vanished) is skipped.
+        fs::create_dir_all(dir.path().join("43")).unwrap();
+        // A garbled stat is an error naming the file and the field.
+        let mut src = ProcSource::with_root(dir.path());
+        let want = Want {
+            cmdline: true,
+            wchan: true,
+        };
+        let mut seen = Vec::new();
+        src.for_each_task(Scope::Processes, want, &mut |t| {
+            seen.push(t.clone());
+            true
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].comm, b"x y");
+        assert_eq!(seen[0].uid, [1, 2, 3, 4]);
+        assert_eq!(seen[0].cmdline.as_deref(), Some(&b"x\0y\0"[..]));
+        assert_eq!(seen[0].wchan, Wchan::Symbol(b"do_wait".to_vec()));
+        fs::write(t.join("stat"), "42 (x) S 1 2").unwrap();
+        let err = src
+            .for_each_task(Scope::Threads, want, &mut |_| true)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("{}: field session missing", t.join("stat").display())
+        );
     }
 }
