@@ -124,11 +124,56 @@ impl Args {
     }
 }
 
+/// The environment variables ps consults.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    /// `$PS_FORMAT`: the format when none is given on the command line.
+    pub ps_format: Option<String>,
+    /// `$LIBPROC_HIDE_KERNEL` is set: kernel threads are not listed.
+    pub hide_kernel: bool,
+}
+
+impl Env {
+    /// Reads them from this process's environment. nps, like ps under the
+    /// default personality, ignores `$PS_PERSONALITY` and `$CMD_ENV` only
+    /// in that it does not implement the other personalities.
+    pub fn from_process() -> Env {
+        Env {
+            ps_format: std::env::var("PS_FORMAT").ok(),
+            hide_kernel: std::env::var_os("LIBPROC_HIDE_KERNEL").is_some(),
+        }
+    }
+}
+
 impl Request {
     /// Builds the run plan for this system.
-    pub fn plan(&self, global: &Global, me: Me, screen_cols: usize) -> Result<Plan, String> {
+    ///
+    /// Returns the plan and the warnings ps would print on stderr.
+    pub fn plan(
+        &self,
+        global: &Global,
+        me: Me,
+        screen_cols: usize,
+        env: &Env,
+    ) -> Result<(Plan, Vec<String>), String> {
         let pid_len = pid_length(global.pid_max);
-        let columns = if self.user_format {
+        let mut warnings = Vec::new();
+        // process_sf_options(): $PS_FORMAT replaces the default format.
+        let from_env = match env.ps_format.as_deref() {
+            Some(f) if !f.is_empty() && !self.user_format && self.formats.is_empty() => {
+                match parse_list(f, pid_len) {
+                    Ok(cols) => Some(cols),
+                    Err(e) => {
+                        warnings.push(format!("warning: $PS_FORMAT ignored. ({e})"));
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        let columns = if let Some(cols) = from_env {
+            cols
+        } else if self.user_format {
             bsd_user_list(pid_len)
         } else if self.formats.is_empty() {
             default_list(self.bsd_syntax, self.lwp, pid_len)
@@ -145,13 +190,15 @@ impl Request {
             self.bsd_syntax,
             self.pids.clone(),
             me,
-        )?;
-        Ok(Plan {
+        )?
+        .hide_kernel_threads(env.hide_kernel);
+        let plan = Plan {
             layout: Layout::new(columns, screen_cols),
             scope: self.scope,
             selection,
             header: !self.no_headers,
-        })
+        };
+        Ok((plan, warnings))
     }
 }
 
@@ -186,5 +233,40 @@ mod tests {
             "conflicting format options"
         );
         assert!(req(&["-p", "x"]).unwrap_err().contains("syntax error"));
+    }
+
+    #[test]
+    fn ps_format_variable() {
+        let g = Global {
+            hertz: 100,
+            page_size: 4096,
+            boot_time: 0,
+            mem_total_kib: 1,
+            uptime_centis: 0,
+            pid_max: None,
+        };
+        let me = Me { euid: 0, tty: 0 };
+        let env = Env {
+            ps_format: Some("pid,comm".into()),
+            hide_kernel: false,
+        };
+        let (plan, w) = req(&["-e"]).unwrap().plan(&g, me, 80, &env).unwrap();
+        assert!(w.is_empty());
+        assert_eq!(plan.layout.columns.len(), 2);
+        let (plan, _) = req(&["-eo", "pid"])
+            .unwrap()
+            .plan(&g, me, 80, &env)
+            .unwrap();
+        assert_eq!(plan.layout.columns.len(), 1);
+        let bad = Env {
+            ps_format: Some("pid,nope".into()),
+            hide_kernel: false,
+        };
+        let (plan, w) = req(&["-e"]).unwrap().plan(&g, me, 80, &bad).unwrap();
+        assert_eq!(
+            w,
+            vec!["warning: $PS_FORMAT ignored. (unknown user-defined format specifier \"nope\")"]
+        );
+        assert_eq!(plan.layout.columns.len(), 4);
     }
 }

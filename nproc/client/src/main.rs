@@ -1,7 +1,7 @@
 //! `nps`: a ps whose output is byte-identical to procps-ng 4.0.2's.
 
 use clap::Parser;
-use nproc::cli::Args;
+use nproc::cli::{Args, Env};
 use nproc::procfs::{parse_stat, ProcSource};
 use nproc::render::{Charset, Ctx, Names, TtyNamer};
 use nproc::select::Me;
@@ -38,8 +38,13 @@ fn main() -> ExitCode {
         Err(e) => return fail(&e),
     };
     let cols = nproc::screen::screen_cols(std::env::var("COLUMNS").ok().as_deref(), request.wide);
-    let plan = match request.plan(&global, me(), cols) {
-        Ok(p) => p,
+    let plan = match request.plan(&global, me(), cols, &Env::from_process()) {
+        Ok((plan, warnings)) => {
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            plan
+        }
         Err(e) => return fail(&e),
     };
     let mut tty = TtyNamer::new("/proc");

@@ -39,6 +39,7 @@ pub struct Selection {
     table: Option<u16>,
     pids: Vec<i32>,
     me: Me,
+    hide_kernel: bool,
 }
 
 impl Selection {
@@ -87,11 +88,22 @@ impl Selection {
             table: if all { None } else { table },
             pids,
             me,
+            hide_kernel: false,
         })
+    }
+
+    /// `LIBPROC_HIDE_KERNEL` (library/readproc.c `simple_readproc()`):
+    /// drop kthreadd and its children.
+    pub fn hide_kernel_threads(mut self, hide: bool) -> Self {
+        self.hide_kernel = hide;
+        self
     }
 
     /// want_this_proc().
     pub fn wants(&self, t: &Task) -> bool {
+        if self.hide_kernel && (t.ppid == 2 || t.tid == 2) {
+            return false;
+        }
         if self.all {
             return true;
         }
@@ -181,6 +193,10 @@ mod tests {
         };
         let s = Selection::new(false, ax, true, vec![], ME).unwrap();
         assert!(s.wants(&task(0, 1, 0)));
+        let mut kthread = task(0, 0, 0);
+        kthread.ppid = 2;
+        assert!(s.wants(&kthread));
+        assert!(!s.hide_kernel_threads(true).wants(&kthread));
         let a = Simple {
             bsd_a: true,
             ..Simple::default()

@@ -236,6 +236,7 @@ fn run(prog: &str, args: &[String], env: &[(&str, &str)]) -> (Vec<u8>, Option<i3
     let mut cmd = Command::new(prog);
     cmd.args(args)
         .env_remove("COLUMNS")
+        .env_remove("LIBPROC_HIDE_KERNEL")
         .env_remove("PS_FORMAT")
         .env_remove("PS_PERSONALITY");
     for (k, v) in env {
@@ -378,6 +379,24 @@ fn main() {
             "time columns, another zone",
             p(&["-o", "pid,start_time,stime,start,bsdstart,lstart"]),
             vec![("LC_ALL", "C"), ("TZ", "America/Los_Angeles")],
+        ),
+        (
+            "PS_FORMAT",
+            p(&["-L"]),
+            vec![
+                ("LC_ALL", "C.UTF-8"),
+                ("PS_FORMAT", "pid,lwp,user,stat,comm"),
+            ],
+        ),
+        (
+            "bad PS_FORMAT",
+            p(&[]),
+            vec![("LC_ALL", "C.UTF-8"), ("PS_FORMAT", "pid,nope")],
+        ),
+        (
+            "LIBPROC_HIDE_KERNEL",
+            p(&["-o", "pid,ppid,comm"]),
+            vec![("LC_ALL", "C.UTF-8"), ("LIBPROC_HIDE_KERNEL", "1")],
         ),
         (
             "narrow names",
