@@ -66,11 +66,15 @@ pub struct Task {
     pub vsize: u64,
     /// Resident set in pages (stat `rss`).
     pub rss: u64,
-    /// status `VmSize:` in KiB (0 when the task has no mm).
+    /// status `VmSize:` in KiB (0 when the task has no mm). The kernel
+    /// prints `total_vm << (PAGE_SHIFT - 10)`: a source without `status`
+    /// derives it as `vsize / 1024`.
     pub vm_size_kib: u64,
-    /// status `VmRSS:` in KiB (0 when the task has no mm).
+    /// status `VmRSS:` in KiB (0 when the task has no mm): `rss` pages
+    /// times the page size in KiB.
     pub vm_rss_kib: u64,
-    /// status `VmLck:` in KiB (0 when the task has no mm).
+    /// status `VmLck:` in KiB (0 when the task has no mm): `locked_vm`
+    /// pages times the page size in KiB.
     pub vm_lck_kib: u64,
     /// Minor faults.
     pub min_flt: u64,
@@ -157,7 +161,9 @@ pub struct Global {
     pub boot_time: u64,
     /// `MemTotal:` in KiB.
     pub mem_total_kib: u64,
-    /// Uptime in hundredths of a second (`/proc/uptime`, first field).
+    /// Uptime in hundredths of a second (`/proc/uptime`, first field,
+    /// which the kernel truncates to hundredths): %CPU and ELAPSED depend on
+    /// exactly this precision, so a source with finer uptime must truncate.
     pub uptime_centis: u64,
     /// `/proc/sys/kernel/pid_max`, which sizes the PID-like columns.
     pub pid_max: Option<u64>,

@@ -4,7 +4,8 @@
 //! leader, controlling pty, threads, a zombie, odd names in two locales,
 //! CPU time), waits until they sleep, and then runs `/bin/ps` and `nps`
 //! with the same arguments over the same pids, several formats and widths,
-//! and compares stdout and the exit status. A comparison counts only when
+//! with stdout on a pipe and on a 50-column pty, and compares stdout and
+//! the exit status. A comparison counts only when
 //! two `ps` runs around the `nps` run agree (the tasks did not change).
 //!
 //! It has its own `main` (harness = false) because the multi-threaded
@@ -278,6 +279,33 @@ fn compare(name: &str, args: &[String], env: &[(&str, &str)]) -> Result<(), Stri
     ))
 }
 
+/// The same comparison with stdout on a 50-column terminal: util-linux
+/// `script` runs the command on a fresh pty sized by `stty`.
+fn compare_on_terminal(name: &str, args: &[String]) -> Result<(), String> {
+    let on_tty = |prog: &str| {
+        let line = format!("stty cols 50 rows 20; {prog} {}", args.join(" "));
+        let a = ["-qc".to_string(), line, "/dev/null".to_string()];
+        run("script", &a, &[("LC_ALL", "C.UTF-8")])
+    };
+    for _ in 0..50 {
+        let before = on_tty(PS);
+        let ours = on_tty(NPS);
+        let after = on_tty(PS);
+        if before != after {
+            continue;
+        }
+        if ours == before {
+            return Ok(());
+        }
+        return Err(format!(
+            "{name}: on a terminal\n--- ps\n{}--- nps\n{}",
+            String::from_utf8_lossy(&before.0),
+            String::from_utf8_lossy(&ours.0)
+        ));
+    }
+    Err(format!("{name}: ps output never settled"))
+}
+
 fn sleeper_threads(n: usize) -> ! {
     for _ in 1..n {
         std::thread::spawn(|| loop {
@@ -443,9 +471,21 @@ fn main() {
         ),
         ("nothing selected", s(&["-p", "2147483646"]), utf8.to_vec()),
     ];
-    let mut failed = 0;
+    let mut results: Vec<(&str, Result<(), String>)> = Vec::new();
     for (name, args, env) in &cases {
-        match compare(name, args, env) {
+        results.push((name, compare(name, args, env)));
+    }
+    results.push((
+        "terminal, last column cut",
+        compare_on_terminal("terminal", &p(&["-o", "pid,user,stat,args"])),
+    ));
+    results.push((
+        "terminal, wide list",
+        compare_on_terminal("terminal wide", &p(&["-o", ALL_COLUMNS])),
+    ));
+    let mut failed = 0;
+    for (name, r) in &results {
+        match r {
             Ok(()) => println!("ok: {name}"),
             Err(e) => {
                 failed += 1;
@@ -454,7 +494,7 @@ fn main() {
         }
     }
     drop(fx);
-    println!("{} passed, {failed} failed", cases.len() - failed);
+    println!("{} passed, {failed} failed", results.len() - failed);
     if failed > 0 {
         std::process::exit(1);
     }
