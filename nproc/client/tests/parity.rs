@@ -105,6 +105,32 @@ fn zombie_child_of(pid: u32) -> Option<u32> {
     })
 }
 
+/// A sleeper under other ids, through util-linux setpriv; without root
+/// (setpriv needs it) a plain sleeper, and the test says so.
+fn as_other_user(ids: &[&str]) -> Command {
+    // SAFETY: geteuid() has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("note: not root, so no tasks run under other users");
+        let mut c = Command::new("sleep");
+        c.arg("1000");
+        return c;
+    }
+    let mut c = Command::new("setpriv");
+    c.args(ids).args(["--clear-groups", "sleep", "1000"]);
+    c
+}
+
+/// A user whose name does not fit the 8 cells of USER, else `nobody`.
+fn long_user_name() -> String {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    passwd
+        .lines()
+        .filter_map(|l| l.split(':').next())
+        .find(|n| n.len() > 8)
+        .unwrap_or("nobody")
+        .to_string()
+}
+
 fn setup() -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut children = vec![
@@ -121,27 +147,14 @@ fn setup() -> Fixture {
             "i=0; while [ $i -lt 700000 ]; do i=$((i+1)); done; exec sleep 1000",
         ])),
         // Users and groups with names of every length, and none.
-        sleeper(Command::new("setpriv").args([
-            "--ruid",
-            "65534",
-            "--euid",
-            "4000000",
-            "--rgid",
-            "65534",
-            "--egid",
-            "4000001",
-            "--clear-groups",
-            "sleep",
-            "1000",
+        sleeper(&mut as_other_user(&[
+            "--ruid", "65534", "--euid", "4000000", "--rgid", "65534", "--egid", "4000001",
         ])),
-        sleeper(Command::new("setpriv").args([
+        sleeper(&mut as_other_user(&[
             "--reuid",
-            "systemd-timesync",
+            &long_user_name(),
             "--regid",
             "0",
-            "--clear-groups",
-            "sleep",
-            "1000",
         ])),
         // Three threads.
         sleeper(
