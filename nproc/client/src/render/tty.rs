@@ -227,6 +227,30 @@ fn minor_range(s: &[u8]) -> Option<(u32, u32)> {
     Some((a as u32, a as u32))
 }
 
+/// guess_name()'s names for major 204 ("Low-density serial ports"),
+/// indexed by minor, from library/devname.c.
+const LOW_DENSITY_NAMES: [&str; 212] = [
+    "LU0", "LU1", "LU2", "LU3", "FB0", "SA0", "SA1", "SA2", "SC0", "SC1", "SC2", "SC3", "FW0",
+    "FW1", "FW2", "FW3", "AM0", "AM1", "AM2", "AM3", "AM4", "AM5", "AM6", "AM7", "AM8", "AM9",
+    "AM10", "AM11", "AM12", "AM13", "AM14", "AM15", "DB0", "DB1", "DB2", "DB3", "DB4", "DB5",
+    "DB6", "DB7", "SG0", "SMX0", "SMX1", "SMX2", "MM0", "MM1", "CPM0", "CPM1", "CPM2", "CPM3",
+    "IOC0", "IOC1", "IOC2", "IOC3", "IOC4", "IOC5", "IOC6", "IOC7", "IOC8", "IOC9", "IOC10",
+    "IOC11", "IOC12", "IOC13", "IOC14", "IOC15", "IOC16", "IOC17", "IOC18", "IOC19", "IOC20",
+    "IOC21", "IOC22", "IOC23", "IOC24", "IOC25", "IOC26", "IOC27", "IOC28", "IOC29", "IOC30",
+    "IOC31", "VR0", "VR1", "IOC84", "IOC85", "IOC86", "IOC87", "IOC88", "IOC89", "IOC90", "IOC91",
+    "IOC92", "IOC93", "IOC94", "IOC95", "IOC96", "IOC97", "IOC98", "IOC99", "IOC100", "IOC101",
+    "IOC102", "IOC103", "IOC104", "IOC105", "IOC106", "IOC107", "IOC108", "IOC109", "IOC110",
+    "IOC111", "IOC112", "IOC113", "IOC114", "IOC115", "SIOC0", "SIOC1", "SIOC2", "SIOC3", "SIOC4",
+    "SIOC5", "SIOC6", "SIOC7", "SIOC8", "SIOC9", "SIOC10", "SIOC11", "SIOC12", "SIOC13", "SIOC14",
+    "SIOC15", "SIOC16", "SIOC17", "SIOC18", "SIOC19", "SIOC20", "SIOC21", "SIOC22", "SIOC23",
+    "SIOC24", "SIOC25", "SIOC26", "SIOC27", "SIOC28", "SIOC29", "SIOC30", "SIOC31", "PSC0", "PSC1",
+    "PSC2", "PSC3", "PSC4", "PSC5", "AT0", "AT1", "AT2", "AT3", "AT4", "AT5", "AT6", "AT7", "AT8",
+    "AT9", "AT10", "AT11", "AT12", "AT13", "AT14", "AT15", "NX0", "NX1", "NX2", "NX3", "NX4",
+    "NX5", "NX6", "NX7", "NX8", "NX9", "NX10", "NX11", "NX12", "NX13", "NX14", "NX15", "J0", "UL0",
+    "UL1", "UL2", "UL3", "xvc0", "PZ0", "PZ1", "PZ2", "PZ3", "TX0", "TX1", "TX2", "TX3", "TX4",
+    "TX5", "TX6", "TX7", "SC0", "SC1", "SC2", "SC3", "MAX0", "MAX1", "MAX2", "MAX3",
+];
+
 /// guess_name(): the device paths of well-known majors.
 fn guess_path(maj: u32, min: u32) -> Option<String> {
     let p = |prefix: &str, n: u32| Some(format!("/dev/{prefix}{n}"));
@@ -264,9 +288,10 @@ fn guess_path(maj: u32, min: u32) -> Option<String> {
         172 => p("ttyMX", min),
         174 => p("ttySI", min),
         188 => p("ttyUSB", min),
-        // 204's low-density names are not carried: such a device node on a
-        // machine running nps would have to be a serial console on old
-        // embedded boards; /proc/tty/drivers names it first anyway.
+        // The table's entries are 6-byte arrays printed whole ("%.6s").
+        204 => LOW_DENSITY_NAMES
+            .get(min as usize)
+            .map(|n| format!("/dev/tty{n}")),
         208 => p("ttyU", min),
         216 => p("ttyUB", min),
         224 => p("ttyY", min),
@@ -325,5 +350,8 @@ mod tests {
         assert_eq!(TtyNamer::new("/nonexistent").name(0, 1), b"?");
         assert_eq!(guess_path(4, 65).as_deref(), Some("/dev/ttyS1"));
         assert_eq!(guess_path(137, 2).as_deref(), Some("/dev/pts/258"));
+        assert_eq!(guess_path(204, 186).as_deref(), Some("/dev/ttyJ0"));
+        assert_eq!(guess_path(204, 5).as_deref(), Some("/dev/ttySA0"));
+        assert_eq!(guess_path(204, LOW_DENSITY_NAMES.len() as u32), None);
     }
 }
