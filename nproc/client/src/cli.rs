@@ -2,7 +2,7 @@
 //! with procps's meaning (src/ps/parser.c).
 
 use crate::ps::Plan;
-use crate::render::spec::{bsd_user_list, default_list, parse_list, pid_length};
+use crate::render::spec::{bsd_user_list, default_list, parse_list, pid_length, SysvFlags};
 use crate::render::Layout;
 use crate::select::{parse_pids, Me, Selection, Simple};
 use crate::source::Scope;
@@ -33,6 +33,12 @@ pub struct Args {
     /// Show threads, with an LWP column in the default format.
     #[arg(short = 'L')]
     pub threads: bool,
+    /// Full format: UID PID PPID C STIME TTY TIME CMD.
+    #[arg(short = 'f')]
+    pub full: bool,
+    /// Long format: F S UID PID PPID C PRI NI ADDR SZ WCHAN TTY TIME CMD.
+    #[arg(short = 'l')]
+    pub long: bool,
     /// Columns, e.g. `pid,stat,wchan,comm` (repeatable).
     #[arg(short = 'o', long = "format", value_name = "LIST", action = ArgAction::Append)]
     pub format: Vec<String>,
@@ -66,6 +72,8 @@ pub struct Request {
     pub formats: Vec<String>,
     /// BSD `u`.
     pub user_format: bool,
+    /// `-f` and `-l`.
+    pub sysv: SysvFlags,
     /// `--no-headers`.
     pub no_headers: bool,
     /// Count of `w`.
@@ -95,7 +103,14 @@ impl Args {
                 }
             }
         }
-        if user_format && !self.format.is_empty() {
+        // process_sf_options(): -o with any format flag, or two format
+        // flags of different families, conflict.
+        let sysv = SysvFlags {
+            full: self.full,
+            long: self.long,
+        };
+        let sysv_any = sysv.full || sysv.long;
+        if ((user_format || sysv_any) && !self.format.is_empty()) || (user_format && sysv_any) {
             return Err("conflicting format options".into());
         }
         if loose_threads && self.threads {
@@ -118,6 +133,7 @@ impl Args {
             lwp: self.threads,
             formats: self.format.clone(),
             user_format,
+            sysv,
             no_headers: self.no_headers,
             wide,
         })
@@ -160,7 +176,13 @@ impl Request {
         let mut warnings = Vec::new();
         // process_sf_options(): $PS_FORMAT replaces the default format.
         let from_env = match env.ps_format.as_deref() {
-            Some(f) if !f.is_empty() && !self.user_format && self.formats.is_empty() => {
+            Some(f)
+                if !f.is_empty()
+                    && !self.user_format
+                    && !self.sysv.full
+                    && !self.sysv.long
+                    && self.formats.is_empty() =>
+            {
                 match parse_list(f, pid_len) {
                     Ok(cols) => Some(cols),
                     Err(e) => {
@@ -176,7 +198,7 @@ impl Request {
         } else if self.user_format {
             bsd_user_list(pid_len)
         } else if self.formats.is_empty() {
-            default_list(self.bsd_syntax, self.lwp, pid_len)
+            default_list(self.bsd_syntax, self.sysv, self.lwp, pid_len)
         } else {
             let mut cols = Vec::new();
             for f in &self.formats {
@@ -233,6 +255,13 @@ mod tests {
             "conflicting format options"
         );
         assert!(req(&["-p", "x"]).unwrap_err().contains("syntax error"));
+        let r = req(&["-efL"]).unwrap();
+        assert!(r.sysv.full && r.all && r.lwp);
+        assert_eq!(
+            req(&["-f", "-o", "pid"]).unwrap_err(),
+            "conflicting format options"
+        );
+        assert_eq!(req(&["u", "-l"]).unwrap_err(), "conflicting format options");
     }
 
     #[test]

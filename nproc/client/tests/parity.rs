@@ -439,6 +439,10 @@ fn main() {
             p(&["-o", "pid,ppid,comm"]),
             vec![("LC_ALL", "C.UTF-8"), ("LIBPROC_HIDE_KERNEL", "1")],
         ),
+        ("full format", p(&["-f"]), utf8.to_vec()),
+        ("long format", p(&["-l"]), utf8.to_vec()),
+        ("full long format", p(&["-fl"]), utf8.to_vec()),
+        ("full format threads", p(&["-fL"]), utf8.to_vec()),
         (
             "narrow names",
             p(&["-o", "pid,user:4,ruser:5,group:2,comm"]),

@@ -123,6 +123,8 @@ pub enum Kind {
     BsdStart,
     /// `pr_lstart`.
     Lstart,
+    /// `pr_nop`: a column procps cannot fill, printed as `-`.
+    Nop,
     /// `pr_euser`.
     Euser,
     /// `pr_ruser`.
@@ -185,6 +187,8 @@ use Just::{Left as L, Right as R, Unlimited as U, User as N};
 pub const COLUMNS: &[ColumnDef] = &[
     c("%cpu", "%CPU", 4, R, false, Kind::Pcpu),
     c("%mem", "%MEM", 4, R, false, Kind::Pmem),
+    c("addr", "ADDR", 4, R, false, Kind::Nop),
+    c("addr_1", "ADDR", 1, L, false, Kind::Nop),
     c("args", "COMMAND", 27, U, false, Kind::Args),
     c("bsdstart", "START", 6, R, false, Kind::BsdStart),
     c("bsdtime", "TIME", 6, R, false, Kind::BsdTime),
@@ -269,6 +273,7 @@ pub const COLUMNS: &[ColumnDef] = &[
     c("ucmd", "CMD", 15, U, false, Kind::Comm),
     c("ucomm", "COMMAND", 15, U, false, Kind::Comm),
     c("uid", "UID", 5, R, false, Kind::Euid),
+    c("uid_hack", "UID", 8, N, false, Kind::Euser),
     c("uname", "USER", 8, N, false, Kind::Euser),
     c("user", "USER", 8, N, false, Kind::Euser),
     c("vsize", "VSZ", 6, R, false, Kind::Vsz),
@@ -439,6 +444,7 @@ impl Kind {
                 out.extend_from_slice(&clock::lstart(t, ctx.global));
                 Ok(())
             }
+            Kind::Nop => write!(out, "-"),
             Kind::Euser => return name_column(ctx, t.uid[1], false, max_rightward, out),
             Kind::Ruser => return name_column(ctx, t.uid[0], false, max_rightward, out),
             Kind::Suser => return name_column(ctx, t.uid[2], false, max_rightward, out),

@@ -128,22 +128,62 @@ pub fn bsd_user_list(pid_len: usize) -> Vec<Column> {
     .collect()
 }
 
-/// The format ps picks when no `-o` was given (`generate_sysv_list()` with
-/// no -f/-l): BSD syntax gives `PID TTY STAT TIME COMMAND`, standard syntax
-/// `PID TTY TIME CMD`; `-L` adds `LWP` after `PID`.
-pub fn default_list(bsd: bool, lwp: bool, pid_len: usize) -> Vec<Column> {
-    let mut specs = vec!["pid"];
-    if lwp {
-        specs.push("lwp");
-    }
-    specs.push("tname");
+/// The standard-syntax format options that shape the default list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SysvFlags {
+    /// `-f`: full format.
+    pub full: bool,
+    /// `-l`: long format.
+    pub long: bool,
+}
+
+/// The format ps picks when no `-o` was given: `generate_sysv_list()`
+/// (src/ps/sortformat.c) for the default personality, without the -F, -c,
+/// -j, -y, -P, -M modifiers nps does not take. It pushes columns onto the
+/// front of the list, so it is written here backwards too.
+pub fn default_list(bsd: bool, flags: SysvFlags, lwp: bool, pid_len: usize) -> Vec<Column> {
+    let (f, l) = (flags.full, flags.long);
+    let mut rev: Vec<&str> = Vec::new();
     if bsd {
-        specs.extend(["stat", "bsdtime", "args"]);
+        rev.push(if f || l { "cmd" } else { "args" });
+        rev.push("bsdtime");
+        if !l {
+            rev.push("stat");
+        }
     } else {
-        specs.extend(["time", "ucmd"]);
+        rev.push(if f { "cmd" } else { "ucmd" });
+        rev.push("time");
     }
-    specs
-        .into_iter()
+    rev.push("tname");
+    if f {
+        rev.push("stime");
+    }
+    if l {
+        rev.extend(["wchan", "sz", "addr_1", "ni", "opri"]);
+    }
+    if lwp && f {
+        rev.push("nlwp");
+    }
+    if f || l {
+        rev.push("c");
+    }
+    if lwp {
+        rev.push("lwp");
+    }
+    if f || l {
+        rev.push("ppid");
+    }
+    rev.push("pid");
+    if f {
+        rev.push("uid_hack");
+    } else if l {
+        rev.push("uid");
+    }
+    if l {
+        rev.extend(["s", "f"]);
+    }
+    rev.into_iter()
+        .rev()
         .map(|s| one_spec(s, None, pid_len).expect("default columns are in the table"))
         .collect()
 }
@@ -204,9 +244,44 @@ mod tests {
     #[test]
     fn defaults() {
         let n = |v: Vec<Column>| v.into_iter().map(|c| c.name).collect::<Vec<_>>().join(" ");
-        assert_eq!(n(default_list(true, false, 5)), "PID TTY STAT TIME COMMAND");
-        assert_eq!(n(default_list(false, false, 5)), "PID TTY TIME CMD");
-        assert_eq!(n(default_list(false, true, 5)), "PID LWP TTY TIME CMD");
+        let none = SysvFlags::default();
+        let f = SysvFlags {
+            full: true,
+            long: false,
+        };
+        let l = SysvFlags {
+            full: false,
+            long: true,
+        };
+        let fl = SysvFlags {
+            full: true,
+            long: true,
+        };
+        assert_eq!(
+            n(default_list(true, none, false, 5)),
+            "PID TTY STAT TIME COMMAND"
+        );
+        assert_eq!(n(default_list(false, none, false, 5)), "PID TTY TIME CMD");
+        assert_eq!(
+            n(default_list(false, none, true, 5)),
+            "PID LWP TTY TIME CMD"
+        );
+        assert_eq!(
+            n(default_list(false, f, false, 5)),
+            "UID PID PPID C STIME TTY TIME CMD"
+        );
+        assert_eq!(
+            n(default_list(false, f, true, 5)),
+            "UID PID PPID LWP C NLWP STIME TTY TIME CMD"
+        );
+        assert_eq!(
+            n(default_list(false, l, false, 5)),
+            "F S UID PID PPID C PRI NI ADDR SZ WCHAN TTY TIME CMD"
+        );
+        assert_eq!(
+            n(default_list(false, fl, false, 5)),
+            "F S UID PID PPID C PRI NI ADDR SZ WCHAN STIME TTY TIME CMD"
+        );
         assert_eq!(
             n(bsd_user_list(5)),
             "USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND"
