@@ -7,6 +7,7 @@ pub mod escape;
 pub mod layout;
 pub mod names;
 pub mod spec;
+pub mod table;
 pub mod tty;
 
 pub use charset::Charset;
