@@ -1,0 +1,567 @@
+//! What each column prints: the `pr_*` functions of procps-ng 4.0.2's
+//! src/ps/output.c behind the [`COLUMNS`] table.
+
+use super::charset::Charset;
+use super::clock;
+use super::escape::{bracketed_command, lib_escape, ps_escape};
+use super::names::Names;
+use super::tty::TtyNamer;
+use crate::procfs::CMDLINE_MAX;
+use crate::task::{Global, Task, Wchan};
+use std::io::Write;
+
+pub use super::table::{lookup, ColumnDef, COLUMNS};
+
+/// ps's output buffer size (`OUTBUF_SIZE`, src/ps/common.h).
+pub const OUTBUF_SIZE: usize = 2 * 64 * 1024;
+
+/// Column justification (`CF_*` in src/ps/common.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Just {
+    /// `CF_LEFT`.
+    Left,
+    /// `CF_RIGHT`.
+    Right,
+    /// `CF_UNLIMITED`: may run past its width when last.
+    Unlimited,
+    /// `CF_WCHAN`: left-aligned text.
+    Wchan,
+    /// `CF_USER`: left-aligned names (ps never sets `user_is_number`
+    /// without BSD `n`, which nps does not take).
+    User,
+}
+
+/// What a column prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `pr_procs`: the tgid.
+    Tgid,
+    /// `pr_tasks`: the tid.
+    Tid,
+    /// `pr_ppid`.
+    Ppid,
+    /// `pr_pgid`.
+    Pgid,
+    /// `pr_sess`.
+    Sid,
+    /// `pr_tpgid`.
+    Tpgid,
+    /// `pr_euid`.
+    Euid,
+    /// `pr_ruid`.
+    Ruid,
+    /// `pr_suid`.
+    Suid,
+    /// `pr_fuid`.
+    Fuid,
+    /// `pr_egid`.
+    Egid,
+    /// `pr_rgid`.
+    Rgid,
+    /// `pr_stat`: state plus `<NLsl+`.
+    Stat,
+    /// `pr_s`: the state letter.
+    State,
+    /// `pr_vsz`: status VmSize in KiB.
+    Vsz,
+    /// `pr_rss`: status VmRSS in KiB.
+    Rss,
+    /// `pr_sz`: VmSize in pages.
+    Sz,
+    /// `pr_pmem`: %MEM.
+    Pmem,
+    /// `pr_time`: `[dd-]hh:mm:ss` of user+system time.
+    Time,
+    /// `pr_times`: seconds of user+system time.
+    Times,
+    /// `pr_bsdtime`: `mmm:ss`.
+    BsdTime,
+    /// `pr_nlwp`.
+    Nlwp,
+    /// `pr_comm`: the escaped name.
+    Comm,
+    /// `pr_args`: the command line, or `[comm]`.
+    Args,
+    /// `pr_wchan`.
+    Wchan,
+    /// `pr_tty8`.
+    Tty,
+    /// `pr_nice`.
+    Nice,
+    /// `pr_pri`.
+    Pri,
+    /// `pr_opri`.
+    Opri,
+    /// `pr_priority`.
+    Priority,
+    /// `pr_psr`.
+    Psr,
+    /// `pr_flag`.
+    Flag,
+    /// `pr_class`.
+    Class,
+    /// `pr_rtprio`.
+    Rtprio,
+    /// `pr_sched`.
+    Sched,
+    /// `pr_minflt`.
+    MinFlt,
+    /// `pr_etime`.
+    Etime,
+    /// `pr_etimes`.
+    Etimes,
+    /// `pr_pcpu`.
+    Pcpu,
+    /// `pr_c`.
+    C,
+    /// `pr_cp`.
+    Cp,
+    /// `pr_stime`.
+    Stime,
+    /// `pr_start`.
+    Start,
+    /// `pr_bsdstart`.
+    BsdStart,
+    /// `pr_lstart`.
+    Lstart,
+    /// `pr_nop`: a column procps cannot fill, printed as `-`.
+    Nop,
+    /// `pr_euser`.
+    Euser,
+    /// `pr_ruser`.
+    Ruser,
+    /// `pr_suser`.
+    Suser,
+    /// `pr_fuser`.
+    Fuser,
+    /// `pr_egroup`.
+    Egroup,
+    /// `pr_rgroup`.
+    Rgroup,
+    /// `pr_sgroup`.
+    Sgroup,
+    /// `pr_fgroup`.
+    Fgroup,
+    /// `pr_majflt`.
+    MajFlt,
+}
+
+/// What printing a column may consult besides the task.
+pub struct Ctx<'a> {
+    /// The global block.
+    pub global: &'a Global,
+    /// Escaping rules.
+    pub charset: Charset,
+    /// Terminal names.
+    pub tty: &'a mut TtyNamer,
+    /// User and group names.
+    pub names: &'a mut Names,
+    /// `seconds_since_1970`, taken once per run.
+    pub now: i64,
+}
+
+impl Kind {
+    /// Whether the column reads `cmdline`.
+    pub fn wants_cmdline(self) -> bool {
+        self == Kind::Args
+    }
+
+    /// Whether the column reads `wchan`.
+    pub fn wants_wchan(self) -> bool {
+        self == Kind::Wchan
+    }
+
+    /// Appends the value of this column for `t` to `out` and returns its
+    /// width in screen cells. `max_rightward` is the room ps grants the
+    /// column (its width, or the rest of the line for the last column).
+    pub fn render(
+        self,
+        t: &Task,
+        ctx: &mut Ctx<'_>,
+        max_rightward: usize,
+        out: &mut Vec<u8>,
+    ) -> usize {
+        let start = out.len();
+        // snprintf-style printers: their length is their cell count.
+        match self {
+            Kind::Tgid => write!(out, "{}", t.tgid),
+            Kind::Tid => write!(out, "{}", t.tid),
+            // pr_ppid/pr_pgid print a signed value with "%u".
+            Kind::Ppid => write!(out, "{}", t.ppid as u32),
+            Kind::Pgid => write!(out, "{}", t.pgid as u32),
+            Kind::Sid => write!(out, "{}", t.sid),
+            Kind::Tpgid => write!(out, "{}", t.tpgid),
+            // pr_euid & co print an unsigned id with "%d".
+            Kind::Euid => write!(out, "{}", t.uid[1] as i32),
+            Kind::Ruid => write!(out, "{}", t.uid[0] as i32),
+            Kind::Suid => write!(out, "{}", t.uid[2] as i32),
+            Kind::Fuid => write!(out, "{}", t.uid[3] as i32),
+            Kind::Egid => write!(out, "{}", t.gid[1] as i32),
+            Kind::Rgid => write!(out, "{}", t.gid[0] as i32),
+            Kind::Stat => {
+                stat_letters(t, out);
+                Ok(())
+            }
+            Kind::State => {
+                out.push(t.state);
+                Ok(())
+            }
+            Kind::Vsz => write!(out, "{}", t.vm_size_kib),
+            Kind::Rss => write!(out, "{}", t.vm_rss_kib),
+            Kind::Sz => write!(
+                out,
+                "{}",
+                t.vm_size_kib / (ctx.global.page_size / 1024).max(1)
+            ),
+            Kind::Pmem => {
+                // pr_pmem: per mille of MemTotal, capped at 99.9.
+                let pmem = (t.vm_rss_kib * 1000)
+                    .checked_div(ctx.global.mem_total_kib)
+                    .unwrap_or(0)
+                    .min(999);
+                write!(out, "{:2}.{}", pmem / 10, pmem % 10)
+            }
+            Kind::Time => {
+                // TIME_ALL is (utime+stime)/hertz as a double, truncated:
+                // the same as integer division below 2^53 ticks.
+                let s = (t.utime + t.stime) / ctx.global.hertz.max(1);
+                let (dd, hh, mm, ss) = (s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
+                if dd != 0 {
+                    write!(out, "{dd}-{hh:02}:{mm:02}:{ss:02}")
+                } else {
+                    write!(out, "{hh:02}:{mm:02}:{ss:02}")
+                }
+            }
+            Kind::Times => write!(out, "{}", (t.utime + t.stime) / ctx.global.hertz.max(1)),
+            Kind::BsdTime => {
+                let u = (t.utime + t.stime) / ctx.global.hertz.max(1);
+                write!(out, "{:3}:{:02}", u / 60, u % 60)
+            }
+            Kind::Nlwp => write!(out, "{}", t.nlwp),
+            Kind::Tty => {
+                out.extend_from_slice(&ctx.tty.name(t.tty_nr, t.tid));
+                Ok(())
+            }
+            // pr_nice: only SCHED_OTHER (0) and SCHED_BATCH (3) have a nice.
+            Kind::Nice => match t.policy {
+                0 | 3 => write!(out, "{}", t.nice),
+                _ => write!(out, "-"),
+            },
+            Kind::Pri => write!(out, "{}", 39 - t.priority),
+            Kind::Opri => write!(out, "{}", 60 + t.priority),
+            Kind::Priority => write!(out, "{}", t.priority),
+            Kind::Psr => write!(out, "{}", t.processor),
+            Kind::Flag => write!(out, "{:o}", (t.flags >> 6) & 7),
+            Kind::Class => {
+                let s = match t.policy {
+                    0 => "TS",
+                    1 => "FF",
+                    2 => "RR",
+                    3 => "B",
+                    4 => "ISO",
+                    5 => "IDL",
+                    6 => "DLN",
+                    7 => "#7",
+                    8 => "#8",
+                    9 => "#9",
+                    _ => "?",
+                };
+                write!(out, "{s}")
+            }
+            Kind::Rtprio => match t.policy {
+                0 => write!(out, "-"),
+                _ => write!(out, "{}", t.rt_priority),
+            },
+            Kind::Sched => write!(out, "{}", t.policy),
+            Kind::MinFlt => write!(out, "{}", t.min_flt),
+            Kind::MajFlt => write!(out, "{}", t.maj_flt),
+            Kind::Comm => {
+                let cmd = lib_escape(&t.comm, 64, ctx.charset);
+                return ps_escape(out, &cmd, OUTBUF_SIZE, max_rightward, ctx.charset);
+            }
+            Kind::Args => {
+                let line = command_line(t, ctx.charset);
+                return ps_escape(out, &line, OUTBUF_SIZE, max_rightward, ctx.charset);
+            }
+            Kind::Etime => write!(out, "{}", clock::etime(t, ctx.global)),
+            Kind::Etimes => write!(out, "{}", clock::etimes(t, ctx.global)),
+            Kind::Pcpu => write!(out, "{}", clock::pcpu(t, ctx.global)),
+            Kind::C => write!(out, "{:2}", clock::share(t, ctx.global, 100).min(99)),
+            Kind::Cp => write!(out, "{:3}", clock::share(t, ctx.global, 1000).min(999)),
+            Kind::Stime => {
+                out.extend_from_slice(&clock::stime(t, ctx.global, ctx.now));
+                Ok(())
+            }
+            Kind::Start => {
+                out.extend_from_slice(&clock::start(t, ctx.global, ctx.now));
+                Ok(())
+            }
+            Kind::BsdStart => {
+                out.extend_from_slice(&clock::bsdstart(t, ctx.global, ctx.now));
+                Ok(())
+            }
+            Kind::Lstart => {
+                out.extend_from_slice(&clock::lstart(t, ctx.global));
+                Ok(())
+            }
+            Kind::Nop => write!(out, "-"),
+            Kind::Euser => return name_column(ctx, t.uid[1], false, max_rightward, out),
+            Kind::Ruser => return name_column(ctx, t.uid[0], false, max_rightward, out),
+            Kind::Suser => return name_column(ctx, t.uid[2], false, max_rightward, out),
+            Kind::Fuser => return name_column(ctx, t.uid[3], false, max_rightward, out),
+            Kind::Egroup => return name_column(ctx, t.gid[1], true, max_rightward, out),
+            Kind::Rgroup => return name_column(ctx, t.gid[0], true, max_rightward, out),
+            Kind::Sgroup => return name_column(ctx, t.gid[2], true, max_rightward, out),
+            Kind::Fgroup => return name_column(ctx, t.gid[3], true, max_rightward, out),
+            Kind::Wchan => {
+                let name = wchan_name(&t.wchan);
+                out.extend_from_slice(&name[..name.len().min(max_rightward)]);
+                return out.len() - start;
+            }
+        }
+        .expect("writing to a Vec cannot fail");
+        out.len() - start
+    }
+}
+
+/// do_pr_name(): the escaped name when it fits; else cut to one cell less
+/// plus `+` when the byte at the cut is ASCII; else the number.
+fn name_column(
+    ctx: &mut Ctx<'_>,
+    id: u32,
+    group: bool,
+    max_rightward: usize,
+    out: &mut Vec<u8>,
+) -> usize {
+    let charset = ctx.charset;
+    let name = if group {
+        ctx.names.group(id)
+    } else {
+        ctx.names.user(id)
+    };
+    let mut buf = Vec::new();
+    let len = ps_escape(&mut buf, name, OUTBUF_SIZE, OUTBUF_SIZE, charset);
+    if len <= max_rightward {
+        out.extend_from_slice(&buf);
+        return len;
+    }
+    if max_rightward >= 1 && buf.get(max_rightward - 1).is_some_and(|&b| b < 127) {
+        out.extend_from_slice(&buf[..max_rightward - 1]);
+        out.push(b'+');
+        return max_rightward;
+    }
+    let s = id.to_string();
+    out.extend_from_slice(s.as_bytes());
+    s.len()
+}
+
+/// pr_stat(): the state letter, then `<` (nice < 0), `N` (nice > 0), `L`
+/// (locked pages), `s` (session leader), `l` (threads), `+` (foreground).
+fn stat_letters(t: &Task, out: &mut Vec<u8>) {
+    out.push(t.state);
+    if t.nice < 0 {
+        out.push(b'<');
+    }
+    if t.nice > 0 {
+        out.push(b'N');
+    }
+    if t.vm_lck_kib != 0 {
+        out.push(b'L');
+    }
+    if t.sid == t.tgid {
+        out.push(b's');
+    }
+    if t.nlwp > 1 {
+        out.push(b'l');
+    }
+    if t.pgid == t.tpgid {
+        out.push(b'+');
+    }
+}
+
+/// lookup_wchan() (library/wchan.c): `?` when unreadable, `-` for "0", else
+/// the name without a leading `.` and leading underscores, up to a NUL.
+pub fn wchan_name(w: &Wchan) -> &[u8] {
+    match w {
+        Wchan::Unreadable => b"?",
+        Wchan::Zero => b"-",
+        Wchan::Symbol(raw) => {
+            let raw = &raw[..raw.len().min(63)];
+            let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
+            if raw.is_empty() {
+                return b"?";
+            }
+            let raw = raw.strip_prefix(b".").unwrap_or(raw);
+            let skip = raw.iter().take_while(|&&b| b == b'_').count();
+            &raw[skip..]
+        }
+    }
+}
+
+/// fill_cmdline_cvt() (library/readproc.c): the command line with NULs and
+/// newlines as spaces (`read_unvectored()`), escaped; `[comm]` when there
+/// is none; `?` when that is empty too.
+pub fn command_line(t: &Task, charset: Charset) -> Vec<u8> {
+    let raw = t.cmdline.as_deref().unwrap_or_default();
+    // read_unvectored() filled a MAX_BUFSZ buffer: the last byte makes room
+    // for the NUL.
+    let n = raw.len().min(CMDLINE_MAX - 1);
+    let line = if n == 0 {
+        let comm = lib_escape(&t.comm, 64, charset);
+        bracketed_command(&comm, t.state == b'Z', CMDLINE_MAX, charset)
+    } else {
+        let mut dst = raw[..n].to_vec();
+        let mut i = n;
+        while i > 0 && dst[i - 1] == 0 {
+            i -= 1;
+        }
+        for b in &mut dst[..i] {
+            if *b == b'\n' || *b == 0 {
+                *b = b' ';
+            }
+        }
+        if dst[n - 1] == b' ' {
+            dst[n - 1] = 0;
+        }
+        lib_escape(&dst, CMDLINE_MAX, charset)
+    };
+    if line.is_empty() {
+        b"?".to_vec()
+    } else {
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn global() -> Global {
+        Global {
+            hertz: 100,
+            page_size: 4096,
+            boot_time: 0,
+            mem_total_kib: 1000,
+            uptime_centis: 0,
+            pid_max: Some(32768),
+        }
+    }
+
+    fn show(kind: Kind, t: &Task, room: usize) -> (String, usize) {
+        let g = global();
+        let mut tty = TtyNamer::new("/nonexistent");
+        let mut names = Names::new();
+        let mut ctx = Ctx {
+            global: &g,
+            charset: Charset::Bytes,
+            tty: &mut tty,
+            names: &mut names,
+            now: 0,
+        };
+        let mut out = Vec::new();
+        let cells = kind.render(t, &mut ctx, room, &mut out);
+        (String::from_utf8(out).unwrap(), cells)
+    }
+
+    fn task() -> Task {
+        let mut t = Task::empty(100, 100);
+        t.comm = b"sleep".to_vec();
+        t.state = b'S';
+        t
+    }
+
+    #[test]
+    fn stat_flags_in_procps_order() {
+        let mut t = task();
+        t.sid = 100;
+        t.pgid = 100;
+        t.tpgid = 100;
+        t.nice = -5;
+        t.nlwp = 3;
+        t.vm_lck_kib = 4;
+        assert_eq!(show(Kind::Stat, &t, 4).0, "S<Lsl+");
+        t.nice = 19;
+        t.sid = 1;
+        t.tpgid = -1;
+        t.nlwp = 1;
+        t.vm_lck_kib = 0;
+        assert_eq!(show(Kind::Stat, &t, 4).0, "SN");
+    }
+
+    #[test]
+    fn times() {
+        let mut t = task();
+        t.utime = 100 * 86400 + 100 * 3723;
+        t.stime = 50;
+        assert_eq!(show(Kind::Time, &t, 8).0, "1-01:02:03");
+        assert_eq!(show(Kind::BsdTime, &t, 6).0, "1502:03");
+        t.utime = 0;
+        t.stime = 99;
+        assert_eq!(show(Kind::Time, &t, 8).0, "00:00:00");
+        assert_eq!(show(Kind::BsdTime, &t, 6).0, "  0:00");
+    }
+
+    #[test]
+    fn wchan_rules() {
+        assert_eq!(wchan_name(&Wchan::Zero), b"-");
+        assert_eq!(wchan_name(&Wchan::Unreadable), b"?");
+        assert_eq!(
+            wchan_name(&Wchan::Symbol(b"__x64_sys_pause".to_vec())),
+            b"x64_sys_pause"
+        );
+        assert_eq!(wchan_name(&Wchan::Symbol(b".__foo".to_vec())), b"foo");
+        let mut t = task();
+        t.wchan = Wchan::Symbol(b"do_nanosleep".to_vec());
+        assert_eq!(show(Kind::Wchan, &t, 6), ("do_nan".into(), 6));
+    }
+
+    #[test]
+    fn args_and_brackets() {
+        let mut t = task();
+        t.cmdline = Some(b"sleep\x001000\x00".to_vec());
+        assert_eq!(show(Kind::Args, &t, 100).0, "sleep 1000");
+        assert_eq!(show(Kind::Args, &t, 7), ("sleep 1".into(), 7));
+        t.cmdline = Some(b"a\nb".to_vec());
+        assert_eq!(show(Kind::Args, &t, 100).0, "a b");
+        t.cmdline = Some(Vec::new());
+        assert_eq!(show(Kind::Args, &t, 100).0, "[sleep]");
+        t.state = b'Z';
+        assert_eq!(show(Kind::Args, &t, 100).0, "[sleep] <defunct>");
+        t.cmdline = Some(b"\0".to_vec());
+        assert_eq!(show(Kind::Args, &t, 100).0, "?");
+    }
+
+    #[test]
+    fn numbers_as_procps_prints_them() {
+        let mut t = task();
+        t.policy = 1;
+        t.rt_priority = 50;
+        t.priority = -51;
+        assert_eq!(show(Kind::Nice, &t, 3).0, "-");
+        assert_eq!(show(Kind::Class, &t, 3).0, "FF");
+        assert_eq!(show(Kind::Rtprio, &t, 6).0, "50");
+        assert_eq!(show(Kind::Pri, &t, 3).0, "90");
+        t.uid = [0, u32::MAX, 0, 0];
+        assert_eq!(show(Kind::Euid, &t, 5).0, "-1");
+        t.ppid = -1;
+        assert_eq!(show(Kind::Ppid, &t, 5).0, "4294967295");
+        t.flags = 0x40 | 0x100;
+        assert_eq!(show(Kind::Flag, &t, 1).0, "5");
+        t.vm_rss_kib = 123;
+        assert_eq!(show(Kind::Pmem, &t, 4).0, "12.3");
+        assert_eq!(show(Kind::Tty, &t, 8).0, "?");
+    }
+
+    #[test]
+    fn names_fit_or_get_a_plus() {
+        let mut t = task();
+        t.uid = [0; 4];
+        assert_eq!(show(Kind::Euser, &t, 8), ("root".into(), 4));
+        assert_eq!(show(Kind::Euser, &t, 3), ("ro+".into(), 3));
+        t.uid = [4_000_000_000; 4];
+        // pwcache names an unknown id by its number, which is then cut
+        // like any name.
+        assert_eq!(show(Kind::Ruser, &t, 10).0, "4000000000");
+        assert_eq!(show(Kind::Ruser, &t, 8).0, "4000000+");
+    }
+}

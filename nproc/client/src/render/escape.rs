@@ -1,0 +1,236 @@
+//! procps's two escapers.
+//!
+//! Text passes through both: libproc2 escapes `comm` and `cmdline` when it
+//! reads them (library/escape.c `escape_str()`, `escape_command()`), then ps
+//! escapes again while fitting the text into its column (src/ps/output.c
+//! `escape_str()`). Both are reproduced byte for byte.
+
+use super::charset::{self, Charset};
+
+/// library/escape.c `ESC_tab` applied by `esc_all()`: controls become `.`,
+/// bytes >= 0x80 become `?`.
+fn esc_all_byte(b: u8) -> u8 {
+    match b {
+        0x20..=0x7e => b,
+        0x80..=0xff => b'?',
+        _ => b'.',
+    }
+}
+
+/// library/escape.c `UTF_tab`: the length a lead byte announces, or `None`.
+fn utf_len(b: u8) -> Option<usize> {
+    match b {
+        0x00..=0x7f => Some(1),
+        0xc2..=0xdf => Some(2),
+        0xe0..=0xef => Some(3),
+        0xf0..=0xf4 => Some(4),
+        _ => None,
+    }
+}
+
+/// libproc2's `escape_str(dst, src, bufsize)`: copies at most `bufsize - 1`
+/// bytes (up to the first NUL), then replaces non-printing bytes.
+pub fn lib_escape(src: &[u8], bufsize: usize, charset: Charset) -> Vec<u8> {
+    if bufsize == 0 {
+        return Vec::new();
+    }
+    let end = src.iter().position(|&b| b == 0).unwrap_or(src.len());
+    let mut dst = src[..end.min(bufsize - 1)].to_vec();
+    match charset {
+        Charset::Bytes => dst.iter_mut().for_each(|b| *b = esc_all_byte(*b)),
+        Charset::Utf8 => {
+            // esc_ctl(): trust lead bytes; on a bad one (or one running past
+            // the end) esc_all() the rest of the string.
+            let len = dst.len();
+            let mut i = 0;
+            while i < len {
+                match utf_len(dst[i]) {
+                    Some(n) if i + n <= len => {
+                        if dst[i] < 0x20 || dst[i] == 0x7f {
+                            dst[i] = b'?';
+                        }
+                        i += n;
+                    }
+                    _ => {
+                        dst[i..].iter_mut().for_each(|b| *b = esc_all_byte(*b));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    dst
+}
+
+/// libproc2's `escape_command()` with `ESC_BRACKETS | ESC_DEFUNCT`: the
+/// command line of a task without one, `[comm]` (and ` <defunct>` for a
+/// zombie). `comm` is the already-escaped name.
+pub fn bracketed_command(comm: &[u8], zombie: bool, bytes: usize, charset: Charset) -> Vec<u8> {
+    let overhead = 2 + if zombie { 10 } else { 0 };
+    if overhead + 1 >= bytes {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(comm.len() + overhead);
+    out.push(b'[');
+    out.extend_from_slice(&lib_escape(comm, bytes - overhead, charset));
+    out.push(b']');
+    if zombie {
+        out.extend_from_slice(b" <defunct>");
+    }
+    out
+}
+
+/// ps's `escape_str(dst, src, bufsize, &maxcells)`: appends to `out` the
+/// part of `src` that fits in `max_cells` screen cells and `bufsize - 1`
+/// bytes, and returns the cells used.
+pub fn ps_escape(
+    out: &mut Vec<u8>,
+    src: &[u8],
+    bufsize: usize,
+    max_cells: usize,
+    charset: Charset,
+) -> usize {
+    // SECURE_ESCAPE_ARGS
+    if bufsize == 0 || max_cells == 0 {
+        return 0;
+    }
+    let mut cells = 0;
+    let mut bytes = 0;
+    match charset {
+        Charset::Bytes => {
+            let bufsize = bufsize.min(max_cells + 1);
+            for &c in src {
+                if cells >= max_cells || bytes + 1 >= bufsize || c == 0 {
+                    break;
+                }
+                out.push(esc_all_byte(c));
+                cells += 1;
+                bytes += 1;
+            }
+        }
+        Charset::Utf8 => {
+            let mut i = 0;
+            loop {
+                if cells >= max_cells || bytes + 1 >= bufsize {
+                    break;
+                }
+                let Some(&lead) = src.get(i) else { break };
+                if lead == 0 {
+                    break;
+                }
+                match decode(&src[i..]) {
+                    None => {
+                        // mbrtowc() failed: one '?' per bad byte.
+                        out.push(b'?');
+                        i += 1;
+                        cells += 1;
+                        bytes += 1;
+                    }
+                    Some((_, 1)) => {
+                        // isprint() in a UTF-8 locale: printable ASCII.
+                        out.push(if (0x20..0x7f).contains(&lead) {
+                            lead
+                        } else {
+                            b'?'
+                        });
+                        i += 1;
+                        cells += 1;
+                        bytes += 1;
+                    }
+                    Some((c, len)) if !charset::is_printable(c) => {
+                        out.push(b'?');
+                        i += len;
+                        cells += 1;
+                        bytes += 1;
+                    }
+                    Some((c, len)) => {
+                        let w = charset::width(c);
+                        if w > (max_cells - cells) as i32 || len >= bufsize - (bytes + 1) {
+                            break;
+                        }
+                        out.extend_from_slice(&src[i..i + len]);
+                        i += len;
+                        bytes += len;
+                        if w > 0 {
+                            cells += w as usize;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    cells
+}
+
+/// One character as glibc's UTF-8 `mbrtowc()` decodes it: `None` for an
+/// invalid or truncated sequence (the C string would end with a NUL there).
+fn decode(s: &[u8]) -> Option<(char, usize)> {
+    let len = utf_len(s[0])?;
+    let seq = s.get(..len)?;
+    let c = std::str::from_utf8(seq).ok()?.chars().next()?;
+    Some((c, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ps(src: &[u8], cells: usize, cs: Charset) -> (Vec<u8>, usize) {
+        let mut out = Vec::new();
+        let n = ps_escape(&mut out, src, 128 * 1024, cells, cs);
+        (out, n)
+    }
+
+    #[test]
+    fn library_escape_bytes() {
+        assert_eq!(
+            lib_escape(b"a\tb\x7f\xc3\xa9", 64, Charset::Bytes),
+            b"a.b.??"
+        );
+        // snprintf into 64 bytes keeps 63; a NUL ends the string.
+        assert_eq!(lib_escape(&[b'x'; 80], 64, Charset::Bytes).len(), 63);
+        assert_eq!(lib_escape(b"ab\0cd", 64, Charset::Bytes), b"ab");
+    }
+
+    #[test]
+    fn library_escape_utf8() {
+        // Controls become '?', valid lead bytes pass untouched.
+        assert_eq!(
+            lib_escape(b"a\tb\xc3\xa9", 64, Charset::Utf8),
+            b"a?b\xc3\xa9"
+        );
+        // A bad lead byte esc_all()s the rest, controls included ('.').
+        assert_eq!(
+            lib_escape(b"a\xff\tb\xc3\xa9", 64, Charset::Utf8),
+            b"a?.b??"
+        );
+        // A sequence cut by the end of the buffer is esc_all()ed too.
+        assert_eq!(lib_escape(b"ab\xe2\x82", 64, Charset::Utf8), b"ab??");
+    }
+
+    #[test]
+    fn brackets_and_defunct() {
+        assert_eq!(
+            bracketed_command(b"kthreadd", false, 1 << 17, Charset::Bytes),
+            b"[kthreadd]"
+        );
+        assert_eq!(
+            bracketed_command(b"sh", true, 1 << 17, Charset::Bytes),
+            b"[sh] <defunct>"
+        );
+        assert_eq!(bracketed_command(b"sh", true, 12, Charset::Bytes), b"");
+    }
+
+    #[test]
+    fn ps_escape_cuts_at_cells() {
+        assert_eq!(ps(b"sleep 1000", 5, Charset::Bytes), (b"sleep".to_vec(), 5));
+        assert_eq!(ps(b"a\x01\xe9", 10, Charset::Bytes), (b"a.?".to_vec(), 3));
+        assert_eq!(ps(b"abc", 0, Charset::Bytes), (Vec::new(), 0));
+        // ASCII and broken sequences need no locale tables.
+        assert_eq!(ps(b"a\x01\xe9z", 10, Charset::Utf8), (b"a??z".to_vec(), 4));
+        assert_eq!(
+            ps(b"ab\xed\xa0\x80", 10, Charset::Utf8),
+            (b"ab???".to_vec(), 5)
+        );
+    }
+}
