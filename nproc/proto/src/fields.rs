@@ -92,7 +92,8 @@ pub mod field_id {
     pub const PROCESSOR: u16 = 40;
     /// `exit_signal`: stat field 38.
     pub const EXIT_SIGNAL: u16 = 41;
-    /// `wchan`: /proc/PID/wchan.
+    /// `wchan`: /proc/PID/wchan: the name of the function the task sleeps
+    /// in, or `"0"` (running, not permitted, or no symbol).
     pub const WCHAN: u16 = 42;
     /// The largest task field id.
     pub const MAX: u16 = WCHAN;

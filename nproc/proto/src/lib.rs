@@ -230,9 +230,10 @@ impl Unit {
 
 /// Field flags ([`field_attr::FLAGS`]).
 pub mod flags {
-    /// Guarded like `/proc/PID/wchan`: 0 (or an empty value) unless the
-    /// requester may `ptrace_may_access(PTRACE_MODE_READ_FSCREDS)` the
-    /// task.
+    /// Guarded like `/proc/PID/wchan`: the value is what that file shows
+    /// a reader who may not `ptrace_may_access(PTRACE_MODE_READ_FSCREDS)`
+    /// the task (`0`, or the string `"0"`), with the credentials of the
+    /// one who sent the request.
     pub const NEEDS_PTRACE: u32 = 1 << 0;
     /// Differs between the threads of a process. In
     /// [`crate::Scope::Threads`] each thread reports its own value; in the
