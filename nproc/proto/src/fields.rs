@@ -20,7 +20,8 @@ pub mod field_id {
     pub const PGID: u16 = 4;
     /// `sid`: stat field 6 (-1 when the task is exiting).
     pub const SID: u16 = 5;
-    /// `tty_nr`: stat field 7.
+    /// `tty_nr`: stat field 7. Signed as stat prints it: the
+    /// `new_encode_dev()` of a minor of 2^19 or more sets bit 31.
     pub const TTY_NR: u16 = 6;
     /// `tpgid`: stat field 8.
     pub const TPGID: u16 = 7;
@@ -144,7 +145,7 @@ pub static TASK_FIELDS: [FieldDesc; field_id::MAX as usize] = [
     FieldDesc {
         id: field_id::TTY_NR,
         name: "tty_nr",
-        ty: FieldType::U32,
+        ty: FieldType::S32,
         unit: Unit::Dev,
         flags: 0,
         proc_source: "stat field 7",

@@ -127,7 +127,8 @@ pub enum FieldType {
     /// 8 bytes, unsigned (sent with `nla_put_u64_64bit()`, so a pad
     /// attribute of type 0 may precede it; decoders skip type 0).
     U64 = 2,
-    /// 4 bytes, two's complement (nice, priority, pgid when there is none).
+    /// 4 bytes, two's complement: what /proc prints signed (nice,
+    /// priority, pgid and tpgid when there is none, tty_nr).
     S32 = 3,
     /// NUL-terminated string (comm, wchan).
     String = 4,
