@@ -1,0 +1,272 @@
+//! Reply decoding with the `nproc-proto` tables.
+
+use netlink_packet_core::{NlaBuffer, NlasIterator};
+use nproc_proto::{
+    attr, field_attr, global_item, task_field, FieldDesc, FieldSet, FieldType, Unit,
+};
+
+use crate::Error;
+
+/// One field or global item as the kernel describes it (`GET_FIELDS`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldInfo {
+    /// Its id (attribute type of its values).
+    pub id: u16,
+    /// Its name.
+    pub name: String,
+    /// Its encoding, `None` when this client does not know the kernel's
+    /// value (a newer kernel).
+    pub ty: Option<FieldType>,
+    /// Its unit, `None` when unknown to this client.
+    pub unit: Option<Unit>,
+    /// `nproc_proto::flags` bits.
+    pub flags: u32,
+    /// Task field or global item; `None` when unknown to this client.
+    pub set: Option<FieldSet>,
+}
+
+/// A decoded value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// [`FieldType::U32`].
+    U32(u32),
+    /// [`FieldType::U64`].
+    U64(u64),
+    /// [`FieldType::S32`].
+    S32(i32),
+    /// [`FieldType::String`], without its NUL: the kernel's bytes (a comm
+    /// need not be UTF-8).
+    Str(Vec<u8>),
+    /// A field this client's table does not know (a newer kernel): the
+    /// attribute's bytes.
+    Raw(Vec<u8>),
+}
+
+impl Value {
+    /// The value as an unsigned integer, if it is a number (an `S32` as
+    /// its two's complement widened to 64 bits).
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Value::U32(v) => Some(u64::from(*v)),
+            Value::U64(v) => Some(*v),
+            Value::S32(v) => Some(*v as u64),
+            Value::Str(_) | Value::Raw(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::U32(v) => write!(f, "{v}"),
+            Value::U64(v) => write!(f, "{v}"),
+            Value::S32(v) => write!(f, "{v}"),
+            Value::Str(s) => write!(f, "{}", String::from_utf8_lossy(s)),
+            Value::Raw(b) => {
+                for x in b {
+                    write!(f, "{x:02x}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One task: its values by field id, in increasing id order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// `(field id, value)`, sorted by id.
+    pub values: Vec<(u16, Value)>,
+}
+
+impl Record {
+    /// The value of field `id`, if the kernel sent it.
+    pub fn get(&self, id: u16) -> Option<&Value> {
+        self.values
+            .binary_search_by_key(&id, |(k, _)| *k)
+            .ok()
+            .and_then(|i| self.values.get(i))
+            .map(|(_, v)| v)
+    }
+}
+
+/// The attributes of `buf`; a truncated or overlong attribute is an error.
+fn nlas<'a>(
+    buf: &'a [u8],
+    what: &'a str,
+) -> impl Iterator<Item = Result<NlaBuffer<&'a [u8]>, Error>> + 'a {
+    NlasIterator::new(buf).map(move |n| n.map_err(|e| Error::Decode(format!("{what}: {e}"))))
+}
+
+/// The one nest of type `kind` among the top-level attributes.
+fn nest<'a>(payload: &'a [u8], kind: u16, what: &'a str) -> Result<&'a [u8], Error> {
+    for nla in nlas(payload, what) {
+        let nla = nla?;
+        if nla.kind() == kind {
+            return Ok(nla.into_inner_value());
+        }
+    }
+    Err(Error::Decode(format!("{what}: no attribute {kind}")))
+}
+
+/// Value bytes of an attribute, borrowed from the receive buffer.
+trait IntoValue<'a> {
+    fn into_inner_value(self) -> &'a [u8];
+}
+
+impl<'a> IntoValue<'a> for NlaBuffer<&'a [u8]> {
+    fn into_inner_value(self) -> &'a [u8] {
+        let len = self.value_length();
+        let buf = self.into_inner();
+        // value_length() was checked against the buffer by the iterator.
+        buf.get(4..4 + len).unwrap_or_default()
+    }
+}
+
+fn u32_of(v: &[u8], what: &str) -> Result<u32, Error> {
+    <[u8; 4]>::try_from(v)
+        .map(u32::from_ne_bytes)
+        .map_err(|_| Error::Decode(format!("{what}: {} bytes for a u32", v.len())))
+}
+
+fn string_of(v: &[u8], what: &str) -> Result<Vec<u8>, Error> {
+    match v.iter().position(|&b| b == 0) {
+        Some(end) => Ok(v.get(..end).unwrap_or_default().to_vec()),
+        None => Err(Error::Decode(format!("{what}: string without NUL"))),
+    }
+}
+
+/// A value of type `ty` for the field `d`.
+fn value(d: &FieldDesc, v: &[u8]) -> Result<Value, Error> {
+    let bad = || {
+        Error::Decode(format!(
+            "field {} ({}): {} bytes for a {}",
+            d.name,
+            d.id,
+            v.len(),
+            d.ty.name()
+        ))
+    };
+    Ok(match d.ty {
+        FieldType::U32 => Value::U32(
+            <[u8; 4]>::try_from(v)
+                .map(u32::from_ne_bytes)
+                .map_err(|_| bad())?,
+        ),
+        FieldType::S32 => Value::S32(
+            <[u8; 4]>::try_from(v)
+                .map(i32::from_ne_bytes)
+                .map_err(|_| bad())?,
+        ),
+        FieldType::U64 => Value::U64(
+            <[u8; 8]>::try_from(v)
+                .map(u64::from_ne_bytes)
+                .map_err(|_| bad())?,
+        ),
+        FieldType::String => Value::Str(string_of(v, d.name)?),
+    })
+}
+
+/// The values of a nest whose attribute types are ids of one table.
+fn values(
+    buf: &[u8],
+    lookup: fn(u16) -> Option<&'static FieldDesc>,
+    what: &str,
+) -> Result<Vec<(u16, Value)>, Error> {
+    let mut out = Vec::new();
+    for nla in nlas(buf, what) {
+        let nla = nla?;
+        let id = nla.kind();
+        if id == 0 {
+            continue; // padding before a u64
+        }
+        let v = nla.into_inner_value();
+        let val = match lookup(id) {
+            Some(d) => value(d, v)?,
+            None => Value::Raw(v.to_vec()),
+        };
+        out.push((id, val));
+    }
+    out.sort_by_key(|(id, _)| *id);
+    Ok(out)
+}
+
+/// A `GET_TASKS` reply message's attributes.
+pub(crate) fn task(payload: &[u8]) -> Result<Record, Error> {
+    let n = nest(payload, attr::TASK, "GET_TASKS")?;
+    Ok(Record {
+        values: values(n, task_field, "GET_TASKS task")?,
+    })
+}
+
+/// The `GET_GLOBAL` reply's attributes.
+pub(crate) fn global(payload: &[u8]) -> Result<Vec<(u16, Value)>, Error> {
+    let n = nest(payload, attr::GLOBAL, "GET_GLOBAL")?;
+    values(n, global_item, "GET_GLOBAL items")
+}
+
+/// A `GET_FIELDS` reply message's attributes.
+pub(crate) fn field_info(payload: &[u8]) -> Result<FieldInfo, Error> {
+    let n = nest(payload, attr::FIELD, "GET_FIELDS")?;
+    let (mut id, mut name) = (None, None);
+    let mut f = FieldInfo {
+        id: 0,
+        name: String::new(),
+        ty: None,
+        unit: None,
+        flags: 0,
+        set: None,
+    };
+    for nla in nlas(n, "GET_FIELDS field") {
+        let nla = nla?;
+        let kind = nla.kind();
+        let v = nla.into_inner_value();
+        match kind {
+            field_attr::ID => id = Some(u32_of(v, "field id")?),
+            field_attr::NAME => {
+                name = Some(String::from_utf8_lossy(&string_of(v, "field name")?).into_owned())
+            }
+            field_attr::TYPE => f.ty = FieldType::from_u32(u32_of(v, "field type")?),
+            field_attr::UNIT => f.unit = Unit::from_u32(u32_of(v, "field unit")?),
+            field_attr::FLAGS => f.flags = u32_of(v, "field flags")?,
+            field_attr::SET => f.set = FieldSet::from_u32(u32_of(v, "field set")?),
+            _ => {} // a newer kernel's description attribute
+        }
+    }
+    let id = id.ok_or_else(|| Error::Decode("GET_FIELDS: a field without id".into()))?;
+    f.id = u16::try_from(id).map_err(|_| Error::Decode(format!("GET_FIELDS: field id {id}")))?;
+    f.name = name.ok_or_else(|| Error::Decode(format!("GET_FIELDS: field {id} without name")))?;
+    Ok(f)
+}
+
+/// The text of extended ack attributes: `NLMSGERR_ATTR_MSG`, or for a
+/// required attribute the request lacked (`GENL_REQ_ATTR_CHECK()` sends
+/// `NLMSGERR_ATTR_MISS_TYPE` and no text) a sentence naming it.
+pub(crate) fn extack_message(tlvs: &[u8]) -> Option<String> {
+    const NLMSGERR_ATTR_MSG: u16 = 1;
+    const NLMSGERR_ATTR_MISS_TYPE: u16 = 5;
+    let mut missing = None;
+    for n in NlasIterator::new(tlvs).filter_map(Result::ok) {
+        match n.kind() {
+            NLMSGERR_ATTR_MSG => {
+                return string_of(n.into_inner_value(), "extack")
+                    .ok()
+                    .map(|s| String::from_utf8_lossy(&s).into_owned());
+            }
+            NLMSGERR_ATTR_MISS_TYPE => missing = u32_of(n.into_inner_value(), "extack").ok(),
+            _ => {}
+        }
+    }
+    missing.map(|t| {
+        let name = match u16::try_from(t) {
+            Ok(attr::FIELDS) => " (the field bitmap)",
+            Ok(attr::PID) => " (the pid)",
+            Ok(attr::SCOPE) => " (the scope)",
+            _ => "",
+        };
+        format!("missing attribute {t}{name}")
+    })
+}
+
+#[cfg(test)]
+mod tests;

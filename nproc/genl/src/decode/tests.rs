@@ -1,0 +1,131 @@
+//! Decoding of hand-built replies, laid out as the kernel's nla_put*()
+//! lays them out.
+
+use super::*;
+use nproc_proto::field_id;
+
+/// One attribute: header, value, padding to 4 bytes.
+fn nla(kind: u16, value: &[u8]) -> Vec<u8> {
+    let len = 4 + value.len();
+    let mut v = Vec::new();
+    v.extend_from_slice(&(len as u16).to_ne_bytes());
+    v.extend_from_slice(&kind.to_ne_bytes());
+    v.extend_from_slice(value);
+    v.resize(len.next_multiple_of(4), 0);
+    v
+}
+
+fn nested(kind: u16, attrs: &[Vec<u8>]) -> Vec<u8> {
+    nla(kind, &attrs.concat())
+}
+
+#[test]
+fn task_record_with_padding_and_string() {
+    let body = [
+        nla(field_id::TGID, &42u32.to_ne_bytes()),
+        nla(field_id::COMM, b"kworker/0:1\0"),
+        nla(field_id::NICE, &(-5i32).to_ne_bytes()),
+        nla(0, &[]), // the pad nla_put_u64_64bit() may add
+        nla(field_id::VSIZE, &(1u64 << 40).to_ne_bytes()),
+        nla(field_id::WCHAN, b"0\0"),
+    ];
+    let msg = nested(attr::TASK, &body);
+    let r = task(&msg).unwrap();
+    assert_eq!(r.get(field_id::TGID), Some(&Value::U32(42)));
+    assert_eq!(
+        r.get(field_id::COMM),
+        Some(&Value::Str(b"kworker/0:1".to_vec()))
+    );
+    assert_eq!(r.get(field_id::NICE), Some(&Value::S32(-5)));
+    assert_eq!(r.get(field_id::VSIZE), Some(&Value::U64(1 << 40)));
+    assert_eq!(r.get(field_id::WCHAN).unwrap().to_string(), "0");
+    assert_eq!(r.get(field_id::PPID), None);
+    assert_eq!(r.values.len(), 5);
+}
+
+#[test]
+fn wrong_length_names_the_field() {
+    let msg = nested(attr::TASK, &[nla(field_id::VSIZE, &7u32.to_ne_bytes())]);
+    let e = task(&msg).unwrap_err().to_string();
+    assert!(e.contains("field vsize"), "{e}");
+    assert!(e.contains("4 bytes for a u64"), "{e}");
+}
+
+#[test]
+fn string_without_nul_is_an_error() {
+    let msg = nested(attr::TASK, &[nla(field_id::COMM, b"abc")]);
+    assert!(task(&msg).unwrap_err().to_string().contains("without NUL"));
+}
+
+#[test]
+fn truncated_attribute_is_an_error() {
+    let mut msg = nested(attr::TASK, &[nla(field_id::TGID, &1u32.to_ne_bytes())]);
+    msg.truncate(msg.len() - 2);
+    assert!(task(&msg).is_err());
+}
+
+#[test]
+fn unknown_field_is_kept_raw() {
+    let msg = nested(attr::TASK, &[nla(1000, &[1, 2, 3, 4])]);
+    let r = task(&msg).unwrap();
+    assert_eq!(r.get(1000), Some(&Value::Raw(vec![1, 2, 3, 4])));
+}
+
+#[test]
+fn field_description() {
+    let msg = nested(
+        attr::FIELD,
+        &[
+            nla(field_attr::ID, &u32::from(field_id::RSS).to_ne_bytes()),
+            nla(field_attr::NAME, b"rss\0"),
+            nla(field_attr::TYPE, &2u32.to_ne_bytes()),
+            nla(field_attr::UNIT, &2u32.to_ne_bytes()),
+            nla(field_attr::FLAGS, &0u32.to_ne_bytes()),
+            nla(field_attr::SET, &1u32.to_ne_bytes()),
+        ],
+    );
+    let f = field_info(&msg).unwrap();
+    assert_eq!(f.id, field_id::RSS);
+    assert_eq!(f.name, "rss");
+    assert_eq!(f.ty, Some(FieldType::U64));
+    assert_eq!(f.unit, Some(Unit::Pages));
+    assert_eq!(f.set, Some(FieldSet::Task));
+}
+
+#[test]
+fn field_description_needs_id_and_name() {
+    let msg = nested(attr::FIELD, &[nla(field_attr::NAME, b"rss\0")]);
+    assert!(field_info(&msg)
+        .unwrap_err()
+        .to_string()
+        .contains("without id"));
+}
+
+#[test]
+fn missing_nest_is_an_error() {
+    let msg = nla(attr::GLOBAL, &[]);
+    assert!(task(&msg).unwrap_err().to_string().contains("no attribute"));
+}
+
+#[test]
+fn extack_text() {
+    let tlvs = [
+        nla(2, &8u32.to_ne_bytes()),
+        nla(1, b"unknown field id 63\0"),
+    ]
+    .concat();
+    assert_eq!(
+        extack_message(&tlvs).as_deref(),
+        Some("unknown field id 63")
+    );
+    assert_eq!(extack_message(&[]), None);
+}
+
+#[test]
+fn extack_missing_attribute() {
+    let tlvs = nla(5, &u32::from(attr::FIELDS).to_ne_bytes());
+    assert_eq!(
+        extack_message(&tlvs).as_deref(),
+        Some("missing attribute 2 (the field bitmap)")
+    );
+}

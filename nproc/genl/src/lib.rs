@@ -1,0 +1,226 @@
+//! nproc-genl: a synchronous client of `nproc`, the generic netlink family
+//! of `CONFIG_NPROC` that dumps process information (see `nproc-proto` for
+//! the wire format).
+//!
+//! ```no_run
+//! use nproc_genl::{Client, TaskRequest};
+//! use nproc_proto::Scope;
+//!
+//! let mut client = Client::connect()?;
+//! let req = TaskRequest::from_names(&["tgid", "state", "comm", "wchan"], Scope::Processes)?;
+//! client.for_each_task(&req, |task| println!("{task:?}"))?;
+//! # Ok::<(), nproc_genl::Error>(())
+//! ```
+//!
+//! # Why the rust-netlink crates
+//!
+//! `netlink-sys` gives the socket (bind, connect, the `NETLINK_EXT_ACK` and
+//! `NETLINK_CAP_ACK` options) and `netlink-packet-core` /
+//! `netlink-packet-generic` the message framing, `NLMSG_DONE`/`NLMSG_ERROR`
+//! and the generic netlink controller (family resolution). They are the
+//! crates `rtnetlink`, `ethtool` and `wl-nl80211` build on, kept by one
+//! organisation, and usable without an async runtime: a `ps` makes one
+//! request and reads one dump, so a synchronous client is the whole need.
+//! `neli` would also do (it resolves families and iterates dumps for
+//! you), but decodes every attribute into its own typed buffers; here the
+//! task attributes are decoded straight from the receive buffer with the
+//! `nproc-proto` table, one allocation per string value and none per
+//! number.
+//!
+//! What this crate adds: family resolution with a clear error when the
+//! kernel lacks `CONFIG_NPROC`, the three commands, and decoding of their
+//! replies with the `nproc-proto` table (a value whose length does not
+//! match its table type is an error naming the field).
+
+#![deny(missing_docs)]
+
+mod decode;
+mod error;
+mod socket;
+
+pub use decode::{FieldInfo, Record, Value};
+pub use error::Error;
+
+use nproc_proto::{attr, task_field_by_name, Cmd, FieldBitmap, Scope};
+use socket::GenlSocket;
+
+/// A `GET_TASKS` request: which fields, which tasks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskRequest {
+    /// The fields to send.
+    pub fields: FieldBitmap,
+    /// Which tasks.
+    pub scope: Scope,
+    /// The pid of [`Scope::Pid`] and [`Scope::Children`].
+    pub pid: Option<u32>,
+}
+
+impl TaskRequest {
+    /// A request for the fields named `names` (the names of
+    /// `nproc_proto::TASK_FIELDS`, as `GET_FIELDS` also sends them).
+    pub fn from_names<S: AsRef<str>>(names: &[S], scope: Scope) -> Result<Self, Error> {
+        let mut fields = FieldBitmap::default();
+        for name in names {
+            let name = name.as_ref();
+            let d = task_field_by_name(name).ok_or_else(|| Error::UnknownField(name.into()))?;
+            // Every id of the table fits the bitmap (nproc-proto's tests).
+            fields.set(d.id);
+        }
+        Ok(Self {
+            fields,
+            scope,
+            pid: None,
+        })
+    }
+
+    /// The same request for the tasks of `scope` around `pid`.
+    pub fn with_pid(mut self, scope: Scope, pid: u32) -> Self {
+        self.scope = scope;
+        self.pid = Some(pid);
+        self
+    }
+
+    fn attrs(&self) -> Vec<(u16, Vec<u8>)> {
+        let mut a = vec![
+            (attr::FIELDS, self.fields.to_ne_bytes().to_vec()),
+            (attr::SCOPE, (self.scope as u32).to_ne_bytes().to_vec()),
+        ];
+        if let Some(pid) = self.pid {
+            a.push((attr::PID, pid.to_ne_bytes().to_vec()));
+        }
+        a
+    }
+}
+
+/// A connection to the kernel's `nproc` family.
+pub struct Client {
+    sock: GenlSocket,
+    version: u32,
+}
+
+impl Client {
+    /// Opens a generic netlink socket and resolves the `nproc` family.
+    ///
+    /// [`Error::NoFamily`] when the kernel has no `nproc` family (built
+    /// without `CONFIG_NPROC`).
+    pub fn connect() -> Result<Self, Error> {
+        let (sock, version) = GenlSocket::open(nproc_proto::FAMILY_NAME)?;
+        Ok(Self { sock, version })
+    }
+
+    /// The family version the kernel registered.
+    pub fn kernel_version(&self) -> u32 {
+        self.version
+    }
+
+    /// `GET_FIELDS`: every task field and global item the kernel serves.
+    pub fn fields(&mut self) -> Result<Vec<FieldInfo>, Error> {
+        let mut out = Vec::new();
+        self.sock
+            .request(Cmd::GetFields as u8, &[], true, "GET_FIELDS", |payload| {
+                out.push(decode::field_info(payload)?);
+                Ok(())
+            })?;
+        Ok(out)
+    }
+
+    /// `GET_GLOBAL`: the global items, `(id, value)` in id order.
+    pub fn global(&mut self) -> Result<Vec<(u16, Value)>, Error> {
+        let mut out = None;
+        self.sock
+            .request(Cmd::GetGlobal as u8, &[], false, "GET_GLOBAL", |payload| {
+                out = Some(decode::global(payload)?);
+                Ok(())
+            })?;
+        out.ok_or_else(|| Error::Decode("GET_GLOBAL: no reply".into()))
+    }
+
+    /// `GET_TASKS`: calls `f` with each task as it is decoded.
+    pub fn for_each_task<F: FnMut(Record)>(
+        &mut self,
+        req: &TaskRequest,
+        mut f: F,
+    ) -> Result<(), Error> {
+        self.sock.request(
+            Cmd::GetTasks as u8,
+            &req.attrs(),
+            true,
+            "GET_TASKS",
+            |payload| {
+                f(decode::task(payload)?);
+                Ok(())
+            },
+        )
+    }
+
+    /// Sends any command with any attributes (raw payloads) and counts
+    /// the reply messages: for tests of the kernel's validation, which
+    /// must answer malformed requests with an error, never an oops.
+    pub fn raw_request(
+        &mut self,
+        cmd: u8,
+        attrs: &[(u16, Vec<u8>)],
+        dump: bool,
+    ) -> Result<usize, Error> {
+        let mut n = 0;
+        self.sock.request(cmd, attrs, dump, "raw request", |_| {
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    }
+
+    /// `GET_TASKS`: every task, in the kernel's order (tgid, or tid in the
+    /// threads scope).
+    pub fn tasks(&mut self, req: &TaskRequest) -> Result<Vec<Record>, Error> {
+        let mut out = Vec::new();
+        self.for_each_task(req, |r| out.push(r))?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nproc_proto::field_id;
+
+    #[test]
+    fn request_from_names() {
+        let r = TaskRequest::from_names(&["tgid", "wchan"], Scope::Processes).unwrap();
+        assert!(r.fields.contains(field_id::TGID));
+        assert!(r.fields.contains(field_id::WCHAN));
+        assert!(!r.fields.contains(field_id::COMM));
+        let a = r.attrs();
+        assert_eq!(a.len(), 2, "no pid attribute without a pid");
+        assert_eq!(a[1], (attr::SCOPE, 1u32.to_ne_bytes().to_vec()));
+        let r = r.with_pid(Scope::Children, 7);
+        let a = r.attrs();
+        assert_eq!(
+            a[1],
+            (attr::SCOPE, (Scope::Children as u32).to_ne_bytes().to_vec())
+        );
+        assert_eq!(a[2], (attr::PID, 7u32.to_ne_bytes().to_vec()));
+    }
+
+    #[test]
+    fn unknown_field_name() {
+        let e = TaskRequest::from_names(&["tgid", "nosuch"], Scope::Threads).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown field `nosuch` (the kernel's fields: --fields)"
+        );
+    }
+
+    #[test]
+    fn error_texts() {
+        assert_eq!(
+            Error::NoFamily.to_string(),
+            "kernel has no nproc family (CONFIG_NPROC): use ps"
+        );
+        let e = Error::from_kernel("GET_TASKS", -1, Some("no".into()));
+        assert_eq!(e.to_string(), "nproc GET_TASKS: permission denied: no");
+        let e = Error::from_kernel("GET_TASKS", -22, Some("unknown field id 63".into()));
+        assert!(matches!(e, Error::Kernel { errno: 22, .. }));
+        assert!(e.to_string().ends_with(": unknown field id 63"), "{e}");
+    }
+}
