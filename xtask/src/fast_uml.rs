@@ -114,7 +114,11 @@ pub fn run(o: &Options) -> Result<u8> {
         Some(v) => fails.push(format!("guest verdict: {v}")),
         None => fails.push("the guest wrote no verdict".into()),
     }
-    for l in boot.console.lines().filter(|l| l.contains("fast-uml-job: FAIL")) {
+    for l in boot
+        .console
+        .lines()
+        .filter(|l| l.contains("fast-uml-job: FAIL"))
+    {
         fails.push(l.trim().to_string());
     }
     fails.extend(check_kunit(&out));
@@ -152,7 +156,10 @@ fn check_kunit(out: &Path) -> Vec<String> {
     for run in ["boot", "module", "after"] {
         let text = read(out, &format!("kunit-{run}"));
         for l in text.lines().filter(|l| l.contains("symbols:")) {
-            eprintln!("fast-uml-test: KUnit ({run}):{}", l.trim_start_matches([' ', '#']));
+            eprintln!(
+                "fast-uml-test: KUnit ({run}):{}",
+                l.trim_start_matches([' ', '#'])
+            );
         }
         bad.extend(kunit_failures(run, &text));
     }
@@ -217,7 +224,9 @@ fn check_generation(text: &str) -> Vec<String> {
         .collect();
     let names: Vec<&str> = gens.iter().map(|(w, _)| w.as_str()).collect();
     if names != ["before", "unloaded", "reloaded"] {
-        return vec![format!("wchan cache generation: unreadable record {text:?}")];
+        return vec![format!(
+            "wchan cache generation: unreadable record {text:?}"
+        )];
     }
     eprintln!("fast-uml-test: wchan cache generation {gens:?}");
     gens.windows(2)
@@ -248,7 +257,8 @@ mod tests {
 
     #[test]
     fn kunit_needs_a_pass_and_module_symbols() {
-        let good = "    # kallsyms_fast_test_modules: module symbols: 3075 addresses, 0 mismatches\n\
+        let good =
+            "    # kallsyms_fast_test_modules: module symbols: 3075 addresses, 0 mismatches\n\
                     ok 1 kallsyms_fast\n";
         assert!(kunit_failures("module", good).is_empty());
         assert!(kunit_failures("boot", "ok 1 kallsyms_fast\n").is_empty());
