@@ -48,7 +48,15 @@ cat $D/bench > $O/bench
 #    and the $KTHREADS ksym_many kthreads, stock and fast alternately.
 kfast-shim-guest sleepers $SLEEPERS &
 sleepers=$!
-sleep 2
+# Thread creation is slow on UML: wait (at most 120 s) until all sleep.
+waited=0
+while [ "$(ls /proc/$sleepers/task 2>/dev/null | wc -l)" -le $SLEEPERS ] &&
+	[ $waited -lt 120 ]; do
+	sleep 1
+	waited=$((waited + 1))
+done
+[ $waited -lt 120 ] || fail "only $(ls /proc/$sleepers/task | wc -l) sleepers after 120 s"
+sleep 1
 for round in 1 2; do
 	for mode in stock fast; do
 		[ $mode = stock ] && switch 0 || switch 1

@@ -129,6 +129,9 @@ pub fn run(o: &Options) -> Result<u8> {
         &["unpriv-stock1", "unpriv-stock2"],
         &["unpriv-fast1", "unpriv-fast2"],
         "fast-uml",
+        // UML tasks sleep in its own `um_set_signals`, not in the
+        // nanosleep path: any real name (not the guarded "0") will do.
+        &|w| !w.is_empty() && w != "0",
     ));
     fails.extend(check_generation(&read(&out, "generation")));
     eprintln!("fast-uml-test: results in {}", out.display());
