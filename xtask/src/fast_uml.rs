@@ -79,15 +79,12 @@ pub fn run(o: &Options) -> Result<u8> {
             ("kfast-shim-guest", &shim_guest),
             ("kallsyms-bench", &bench),
         ],
-        // Loaded by the job, not by /init: `/etc/kfast-modules` stays empty.
-        modules: &[],
+        // Loaded by the job, with parameters, and unloaded and loaded
+        // again there.
+        modules: &kos,
+        load: false,
         job: &job,
     })?;
-    for ko in &kos {
-        let name = ko.file_name().ok_or("module without a file name")?;
-        fs::copy(ko, root.path().join("lib/modules").join(name))
-            .map_err(|e| format!("cannot copy {}: {e}", ko.display()))?;
-    }
     let dir: PathBuf = env::work_dir().join("uml-runs").join("fast-latest");
     let ta = t.elapsed();
     // 5,000 threads need more than the default 512M: UML's threads-max

@@ -231,8 +231,13 @@ pub const APPLETS: &[&str] = &[
 pub struct RootSpec<'a> {
     /// Binaries for `/bin`: (name, host file).
     pub bins: &'a [(&'a str, &'a Path)],
-    /// Modules for `/lib/modules`, insmodded in this order before the job.
+    /// Modules for `/lib/modules`, insmodded in this order before the job
+    /// when `load` is true.
     pub modules: &'a [PathBuf],
+    /// Whether `/init` loads `modules` (they are listed in
+    /// `/etc/kfast-modules`) or leaves them to the job (which may want
+    /// parameters, or to load them later).
+    pub load: bool,
     /// The job: `sh` commands run after the modules are loaded; a non-zero
     /// exit status fails the run. Results go into `/out`.
     pub job: &'a str,
@@ -282,8 +287,10 @@ pub fn make_root(spec: &RootSpec<'_>) -> Result<tempfile::TempDir> {
             .file_name()
             .ok_or_else(|| format!("{}: not a module file", ko.display()))?;
         copy(ko, &r.join("lib/modules").join(name))?;
-        order.push_str(name.to_string_lossy().trim_end_matches(".ko"));
-        order.push('\n');
+        if spec.load {
+            order.push_str(name.to_string_lossy().trim_end_matches(".ko"));
+            order.push('\n');
+        }
     }
     let write = |rel: &str, data: &[u8]| {
         fs::write(r.join(rel), data).map_err(|e| format!("cannot write {rel} in the root: {e}"))

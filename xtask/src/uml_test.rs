@@ -102,6 +102,7 @@ pub fn run(o: &Options) -> Result<u8> {
     let root = uml::make_root(&uml::RootSpec {
         bins: &[("kfast-guest", &agent)],
         modules: &kos,
+        load: true,
         job: JOB,
     })?;
     let dir: PathBuf = env::work_dir().join("uml-runs").join("latest");
