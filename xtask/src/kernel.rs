@@ -4,7 +4,7 @@
 //! configuration reruns only when the fragment or tarball changes (stamp in the
 //! build directory), and `make` itself handles the rest.
 
-use crate::{env, kconfig, run, setup, Result};
+use crate::{env, kconfig, run, seed, setup, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -197,6 +197,9 @@ pub fn run() -> Result<()> {
         fragment.push('\n');
     }
     let stamp = format!("{:016x} {id}", run::fnv1a(fragment.as_bytes()));
+    // The stock and the patched x86_64 builds seed each other's first build.
+    let siblings = ["build", "fast-build"].map(|d| env::cache_dir().join(d));
+    seed::build_dir(&env::kernel_build(), &env::kernel_src(), &siblings)?;
     configure(&stamp, &fragment)?;
     let tb = Instant::now();
     run::status(&mut make(&[env::MAKE_JOBS, "bzImage", "modules"]))?;

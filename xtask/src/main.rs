@@ -35,6 +35,7 @@ mod modules;
 mod patches;
 mod qemu;
 mod run;
+mod seed;
 mod setup;
 mod shim_compare;
 mod shim_test;
@@ -67,7 +68,12 @@ enum Cmd {
     /// Install missing toolchain pieces (apt, bindgen-cli).
     Setup,
     /// Unpack, configure and build the test kernel (incremental).
-    Kernel,
+    Kernel {
+        /// The patched kernel instead: the committed series applied and
+        /// kernel/fast-kernel.config added (what fast-test boots).
+        #[arg(long)]
+        patched: bool,
+    },
     /// Build test modules + initramfs, boot QEMU, compare mirror vs kernel.
     GuestTest(guest_test::Options),
     /// cargo test --workspace, setup, kernel, the --ignored host tests that
@@ -115,7 +121,12 @@ fn secs(s: &str) -> Result<Duration> {
 fn main() -> ExitCode {
     let res = match Cli::parse().cmd {
         Cmd::Setup => setup::run().map(|()| 0),
-        Cmd::Kernel => kernel::run().map(|()| 0),
+        Cmd::Kernel { patched } => {
+            if patched {
+                env::use_patched_kernel();
+            }
+            kernel::run().map(|()| 0)
+        }
         Cmd::GuestTest(o) => guest_test::run(&o),
         Cmd::Compare { dir } => guest_test::compare_only(dir.as_deref()),
         Cmd::ShimTest(o) => shim_test::run(&o),

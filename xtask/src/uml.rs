@@ -24,7 +24,7 @@
 //! - `TMPDIR=/dev/shm`: UML maps its physical memory from a file in TMPDIR,
 //!   which must be a tmpfs that allows exec mappings.
 
-use crate::{env, kconfig, kernel, run, Result};
+use crate::{env, kconfig, kernel, run, seed, Result};
 use std::fs;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -165,6 +165,13 @@ impl Uml {
                 fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
             fragment.push_str(&text);
             fragment.push('\n');
+        }
+        // The cache's two UML builds (series off, series on) seed each
+        // other's first build; a build directory given by hand starts
+        // from nothing.
+        let siblings = ["uml-build", "fast-uml-build"].map(|d| env::cache_dir().join(d));
+        if siblings.contains(&self.build) {
+            seed::build_dir(&self.build, &self.tree, &siblings)?;
         }
         self.configure(&fragment)?;
         run::status(&mut self.make(&[env::MAKE_JOBS, "linux", "modules"]))?;
