@@ -151,57 +151,115 @@ fn main() -> ExitCode {
 /// `cargo xtask test`: the whole test suite, host and guest.
 fn test_all(opts: &guest_test::Options) -> Result<u8> {
     let root = env::repo_root();
-    let mut cargo = std::process::Command::new(env::cargo());
-    cargo.current_dir(&root).args(["test", "--workspace"]);
-    run::status(&mut cargo)?;
-    setup::run()?;
-    kernel::run()?;
+    let mut steps = Steps::default();
+    let cargo = |args: &[&str]| {
+        let mut c = std::process::Command::new(env::cargo());
+        c.current_dir(&root).args(args);
+        run::status(&mut c).map(|()| 0)
+    };
+    steps.run("cargo test --workspace", || cargo(&["test", "--workspace"]))?;
+    steps.run("setup", || setup::run().map(|()| 0))?;
+    steps.run("kernel", || kernel::run().map(|()| 0))?;
     // The host tests `cargo test` skips as #[ignore]d because they need what
     // setup and the kernel step provide (the unpacked 6.12 tree, gcc for
     // the real scripts/kallsyms)
     // or root with visible kernel addresses (this machine's /proc/kallsyms).
-    let mut ignored = std::process::Command::new(env::cargo());
-    ignored.current_dir(&root).args([
-        "test",
-        "-p",
-        "kallsyms-fast-tests",
-        "--test",
-        "compressor_identity",
-        "--test",
-        "parse_real",
-        "--",
-        "--ignored",
-        "identical_to_real_tool",
-        "real_proc_kallsyms",
-        "real_capture_round_trip",
-    ]);
-    run::status(&mut ignored)?;
+    steps.run("ignored host tests", || {
+        cargo(&[
+            "test",
+            "-p",
+            "kallsyms-fast-tests",
+            "--test",
+            "compressor_identity",
+            "--test",
+            "parse_real",
+            "--",
+            "--ignored",
+            "identical_to_real_tool",
+            "real_proc_kallsyms",
+            "real_capture_round_trip",
+        ])
+    })?;
     // The patch generator end to end on its example series (needs the
     // pristine tree the kernel step unpacked).
-    let mut patches = std::process::Command::new(env::cargo());
-    patches.current_dir(&root).args([
-        "test",
-        "-p",
-        "xtask",
-        "--test",
-        "patches",
-        "--",
-        "--ignored",
-    ]);
-    run::status(&mut patches)?;
-    let mirror = guest_test::run(opts)?;
-    // The shim suite runs even when the mirror failed, so one run reports
-    // both; the worse exit code wins.
-    let shim = shim_test::run(&shim_test::Options::default())?;
+    steps.run("patches end to end", || {
+        cargo(&[
+            "test",
+            "-p",
+            "xtask",
+            "--test",
+            "patches",
+            "--",
+            "--ignored",
+        ])
+    })?;
+    // The suites run even when an earlier one failed, so one run reports
+    // them all; the worst exit code wins.
+    steps.run("guest-test", || guest_test::run(opts))?;
+    steps.run("shim-test", || {
+        shim_test::run(&shim_test::Options::default())
+    })?;
     // UML after the shim suite: the same mirror check on a kernel whose
     // table differs from x86_64's (lowercase types, init text below
     // `_stext`, no per-CPU section).
-    let uml = uml_test::run(&uml_test::Options::ci())?;
+    steps.run("uml-test --patched-off", || {
+        uml_test::run(&uml_test::Options::ci())
+    })?;
     // The series on UML: native-speed numbers, KUnit, permission parity.
-    let fast_uml = fast_uml::run(&fast_uml::Options::default())?;
+    steps.run("fast-uml-test", || {
+        fast_uml::run(&fast_uml::Options::default())
+    })?;
     // Last: it switches this process to the patched kernel's paths.
-    let fast = fast::run(&fast::Options::default())?;
-    Ok(mirror.max(shim).max(uml).max(fast_uml).max(fast))
+    steps.run("fast-test", || fast::run(&fast::Options::default()))?;
+    Ok(steps.report())
+}
+
+/// The steps of `cargo xtask test`, timed: the table at the end is how
+/// the README's budget figures are measured.
+#[derive(Default)]
+struct Steps {
+    done: Vec<(&'static str, std::time::Duration, u8)>,
+    start: Option<std::time::Instant>,
+}
+
+impl Steps {
+    /// Runs one step; an `Err` (the step could not run at all) ends the
+    /// run after printing what was done.
+    fn run(&mut self, name: &'static str, f: impl FnOnce() -> Result<u8>) -> Result<()> {
+        let t = std::time::Instant::now();
+        self.start.get_or_insert(t);
+        let r = f();
+        let code = match &r {
+            Ok(c) => *c,
+            Err(_) => u8::MAX,
+        };
+        self.done.push((name, t.elapsed(), code));
+        if r.is_err() {
+            self.report();
+        }
+        r.map(|_| ())
+    }
+
+    /// Prints the table; returns the worst exit code.
+    fn report(&self) -> u8 {
+        eprintln!("test: step times");
+        for (name, d, code) in &self.done {
+            let verdict = match *code {
+                0 => "ok".to_string(),
+                u8::MAX => "error".to_string(),
+                c => format!("exit {c}"),
+            };
+            eprintln!("test:   {name:<26} {:>7.1} s  {verdict}", d.as_secs_f64());
+        }
+        if let Some(s) = self.start {
+            eprintln!(
+                "test:   {:<26} {:>7.1} s",
+                "total",
+                s.elapsed().as_secs_f64()
+            );
+        }
+        self.done.iter().map(|d| d.2).max().unwrap_or(0)
+    }
 }
 
 #[cfg(test)]
