@@ -154,19 +154,11 @@ fi
 # under the shim: its wchans must be stock's (module index built, used,
 # dropped on unload), and ksym_truth comes and goes too.
 MANY=/lib/modules/ksym_many.ko
-many_wchans() {
-	for d in /proc/[0-9]*; do
-		c=$(cat $d/comm 2>/dev/null)
-		case "$c" in ksym_many/*) echo "$c $(cat $d/wchan 2>/dev/null)" ;; esac
-	done | sort
-}
+# One process reads them all: a `cat` per process costs seconds a pass
+# under emulation, and each cycle makes a dozen passes.
+many_wchans() { kfast-shim-guest comm-files ksym_many/ wchan; }
 # /proc/PID/stack (%pB: sprint_backtrace()) of the ksym_many threads.
-many_stacks() {
-	for d in /proc/[0-9]*; do
-		c=$(cat $d/comm 2>/dev/null)
-		case "$c" in ksym_many/*) echo "$c $(tr '\n' ' ' < $d/stack)" ;; esac
-	done | sort
-}
+many_stacks() { kfast-shim-guest comm-files ksym_many/ stack; }
 # Whether the ksym_many threads' wchans and stacks are the stock ones.
 many_same() {
 	many_wchans > /tmp/many-shim
@@ -239,11 +231,7 @@ if [ "$SCALE" -gt 0 ] && [ -e /lib/modules/ksym_many.ko ]; then
 	# five stock dumps that filter out tasks that move).
 	{
 		ls /proc/$sleepers/task
-		for d in /proc/[0-9]*; do
-			case "$(cat $d/comm 2>/dev/null)" in
-			ksym_many/*) echo "${d#/proc/}" ;;
-			esac
-		done
+		kfast-shim-guest comm-pids ksym_many/
 	} > /tmp/scale-tids
 	scale_dump() {
 		kallsyms-bench shim wchan |
