@@ -32,6 +32,7 @@ mod kconfig;
 mod kernel;
 mod lint;
 mod modules;
+mod nproc_uml;
 mod patches;
 mod qemu;
 mod run;
@@ -71,7 +72,8 @@ enum Cmd {
     /// Build test modules + initramfs, boot QEMU, compare mirror vs kernel.
     GuestTest(guest_test::Options),
     /// cargo test --workspace, setup, kernel, the --ignored host tests that
-    /// need its tree or root, guest-test, shim-test and uml-test.
+    /// need its tree or root, guest-test, shim-test, uml-test,
+    /// fast-uml-test, nproc-uml-test and fast-test.
     Test(guest_test::Options),
     /// Boot with kmod-shim: wchan identity, refusals, contexts, load
     /// cycles, timings.
@@ -100,6 +102,9 @@ enum Cmd {
     /// The CONFIG_KALLSYMS_FAST series on User-Mode Linux (native speed):
     /// KUnit, the in-kernel benchmark, whole wchan reads, permission parity.
     FastUmlTest(fast_uml::Options),
+    /// The nproc suites on the patched UML kernel: /proc parity,
+    /// permissions, pid namespaces, fork storms, bad and random requests.
+    NprocUmlTest(nproc_uml::Options),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -127,6 +132,7 @@ fn main() -> ExitCode {
         Cmd::Patches(o) => patches::run(&o),
         Cmd::FastTest(o) => fast::run(&o),
         Cmd::FastUmlTest(o) => fast_uml::run(&o),
+        Cmd::NprocUmlTest(o) => nproc_uml::run(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -188,9 +194,16 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     let uml = uml_test::run(&uml_test::Options::ci())?;
     // The series on UML: native-speed numbers, KUnit, permission parity.
     let fast_uml = fast_uml::run(&fast_uml::Options::default())?;
+    // The nproc suites on the kernel fast-uml-test just built.
+    let nproc_uml = nproc_uml::run(&nproc_uml::Options::default())?;
     // Last: it switches this process to the patched kernel's paths.
     let fast = fast::run(&fast::Options::default())?;
-    Ok(mirror.max(shim).max(uml).max(fast_uml).max(fast))
+    Ok(mirror
+        .max(shim)
+        .max(uml)
+        .max(fast_uml)
+        .max(nproc_uml)
+        .max(fast))
 }
 
 #[cfg(test)]
