@@ -121,6 +121,48 @@ pub fn numeric_dirs(dir: &str) -> Vec<u32> {
         .collect()
 }
 
+/// How one value compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// /proc before, nproc and /proc after agree.
+    Equal,
+    /// They do not (yet): compare again next round.
+    Again,
+    /// Last round: utime/stime within a clock tick.
+    Tick,
+    /// Last round: the wchan of a task that ran.
+    Ran,
+    /// Last round: a real difference.
+    Differ,
+}
+
+/// Compares nproc's value `n` of field `name` with the /proc reads `a`
+/// (before the dump) and `b` (after); `ran`: the task ran between /proc
+/// reads in some round; `last`: no round follows.
+fn judge(
+    name: &str,
+    n: Option<&str>,
+    a: Option<&str>,
+    b: Option<&str>,
+    ran: bool,
+    last: bool,
+) -> Verdict {
+    if n.is_some() && n == a && a == b {
+        return Verdict::Equal;
+    }
+    if !last {
+        return Verdict::Again;
+    }
+    let (n, a, b) = (n.unwrap_or("-"), a.unwrap_or("-"), b.unwrap_or("-"));
+    if (name == "utime" || name == "stime") && (is_tick(n, a) || is_tick(n, b)) {
+        Verdict::Tick
+    } else if name == "wchan" && (ran || a != b) {
+        Verdict::Ran
+    } else {
+        Verdict::Differ
+    }
+}
+
 fn is_tick(a: &str, b: &str) -> bool {
     match (a.parse::<u64>(), b.parse::<u64>()) {
         (Ok(x), Ok(y)) => x.abs_diff(y) <= 1,
@@ -203,38 +245,30 @@ pub fn run(client: &mut Client, threads: bool, rounds: usize) -> Stats {
                 let (id, name, src) = &fields[i];
                 let n = rec.get(*id).map(|v| render(*id, v));
                 let (va, vb) = (a.value(*src, page_kb), b.value(*src, page_kb));
-                if n.is_some() && n == va && va == vb {
-                    if round == 0 {
-                        st.first += 1;
-                    } else {
-                        st.reread += 1;
-                    }
-                    if name == "wchan" {
-                        if n.as_deref() == Some("0") {
-                            st.wchan_zero += 1;
+                let ran = ran_ever.contains(&key);
+                match judge(name, n.as_deref(), va.as_deref(), vb.as_deref(), ran, last) {
+                    Verdict::Equal => {
+                        if round == 0 {
+                            st.first += 1;
                         } else {
-                            st.wchan_sym += 1;
+                            st.reread += 1;
+                        }
+                        if name == "wchan" {
+                            if n.as_deref() == Some("0") {
+                                st.wchan_zero += 1;
+                            } else {
+                                st.wchan_sym += 1;
+                            }
                         }
                     }
-                    continue;
-                }
-                if !last {
-                    next.entry(key).or_default().insert(i);
-                    continue;
-                }
-                let (n, va, vb) = (
-                    n.unwrap_or_else(|| "(absent)".into()),
-                    va.unwrap_or_else(|| "(unreadable)".into()),
-                    vb.unwrap_or_else(|| "(unreadable)".into()),
-                );
-                if (name == "utime" || name == "stime") && (is_tick(&n, &va) || is_tick(&n, &vb)) {
-                    st.tick += 1;
-                } else if name == "wchan" && (ran_ever.contains(&key) || va != vb) {
-                    st.ran += 1;
-                } else {
-                    st.diffs.push(format!(
+                    Verdict::Again => {
+                        next.entry(key).or_default().insert(i);
+                    }
+                    Verdict::Tick => st.tick += 1,
+                    Verdict::Ran => st.ran += 1,
+                    Verdict::Differ => st.diffs.push(format!(
                         "task {key:?} field {name}: nproc {n:?}, /proc {va:?} then {vb:?}"
-                    ));
+                    )),
                 }
             }
         }
@@ -262,4 +296,51 @@ pub fn run(client: &mut Client, threads: bool, rounds: usize) -> Stats {
         pending = Some(next);
     }
     st
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_only_when_all_three_agree() {
+        let j = |n, a, b, last| judge("vsize", n, a, b, false, last);
+        assert_eq!(j(Some("5"), Some("5"), Some("5"), true), Verdict::Equal);
+        assert_eq!(j(Some("5"), Some("6"), Some("6"), false), Verdict::Again);
+        assert_eq!(j(Some("5"), Some("6"), Some("6"), true), Verdict::Differ);
+        // A field nproc did not send, or /proc could not read, differs.
+        assert_eq!(j(None, None, None, true), Verdict::Differ);
+        assert_eq!(j(Some("5"), None, None, true), Verdict::Differ);
+    }
+
+    #[test]
+    fn tolerances_are_narrow() {
+        let s = |n, a, b| judge("stime", Some(n), Some(a), Some(b), false, true);
+        assert_eq!(s("10", "11", "11"), Verdict::Tick);
+        assert_eq!(s("10", "12", "12"), Verdict::Differ);
+        // A tick on a field that is not a CPU time is a difference.
+        let v = judge("min_flt", Some("10"), Some("11"), Some("11"), true, true);
+        assert_eq!(v, Verdict::Differ);
+        let w = |a, b, ran| judge("wchan", Some("x"), Some(a), Some(b), ran, true);
+        assert_eq!(w("y", "y", false), Verdict::Differ);
+        assert_eq!(w("y", "y", true), Verdict::Ran);
+        assert_eq!(w("y", "z", false), Verdict::Ran);
+        // A guarded "0" against a symbol is never excused by a tick.
+        let g = judge(
+            "utime",
+            Some("0"),
+            Some("do_wait"),
+            Some("do_wait"),
+            true,
+            true,
+        );
+        assert_eq!(g, Verdict::Differ);
+    }
+
+    #[test]
+    fn state_letters_render_as_proc_prints_them() {
+        assert_eq!(render(field_id::STATE, &Value::U32(u32::from(b'S'))), "S");
+        assert_eq!(render(field_id::PGID, &Value::S32(-1)), "-1");
+        assert_eq!(render(field_id::COMM, &Value::Str(b"sh".to_vec())), "sh");
+    }
 }
