@@ -47,7 +47,7 @@ suite parity-uid1000 nproc-guest parity --uid 1000
 suite parity-threads-uid1000 nproc-guest parity --threads --uid 1000
 suite pidns nproc-guest pidns
 suite badreq nproc-guest badreq
-suite storm nproc-guest storm --dumps 40 --forkers 2
+suite storm nproc-guest storm --dumps 20 --forkers 2 --sleepers 120
 suite fuzz nproc-guest fuzz --count "${FUZZ_COUNT:-100000}" --seed "${SEED:-1}"
 
 kill $s1 $s2 $thr

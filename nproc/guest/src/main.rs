@@ -49,6 +49,10 @@ enum Cmd {
         /// Threads that fork and reap children meanwhile.
         #[arg(long, default_value_t = 2)]
         forkers: usize,
+        /// Sleeping processes, and as many sleeping threads, started
+        /// first so that every dump spans several chunks.
+        #[arg(long, default_value_t = 200)]
+        sleepers: usize,
     },
     /// The fixed malformed requests: each must get a kernel error.
     Badreq,
@@ -275,18 +279,23 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
-        Cmd::Storm { dumps, forkers } => {
+        Cmd::Storm {
+            dumps,
+            forkers,
+            sleepers,
+        } => {
             let Some(mut c) = connect("storm") else {
                 return ExitCode::FAILURE;
             };
-            let st = storm::run(&mut c, dumps, forkers);
+            let st = storm::run(&mut c, dumps, forkers, sleepers);
             let mut fails = st.fails.clone();
             if st.forks == 0 {
                 fails.push("the storm forked nothing".into());
             }
             let summary = format!(
-                "{} dumps, {} records, {} survivors each found once; {} forks and {} threads meanwhile",
-                st.dumps, st.records, st.survivors, st.forks, st.threads
+                "{} dumps of every field, {} records, {} bytes of attributes, {} survivors each \
+                 found once; {} forks and {} threads meanwhile",
+                st.dumps, st.records, st.bytes, st.survivors, st.forks, st.threads
             );
             verdict("storm", &fails, &summary)
         }

@@ -147,6 +147,13 @@ impl ProcTask {
         self.status.lines().find(|l| l.starts_with(key))
     }
 
+    /// The start time (stat field 22) of the task in `dir`, from its stat
+    /// alone: with the pid, a task's identity.
+    pub fn read_start(dir: &Path) -> Option<String> {
+        let stat = fs::read_to_string(dir.join("stat")).ok()?;
+        split_stat(stat.trim_end())?.get(22).cloned()
+    }
+
     /// The start time (stat field 22): with the pid, a task's identity.
     pub fn start(&self) -> Option<&str> {
         self.stat.get(22).map(String::as_str)

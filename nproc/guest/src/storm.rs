@@ -19,6 +19,10 @@ pub struct Stats {
     pub dumps: usize,
     /// Tasks in all dumps together.
     pub records: usize,
+    /// Netlink bytes of the largest dump, from its records' attributes
+    /// (`netlink_dump()` fills chunks of at most the reader's largest
+    /// receive buffer, 64 KiB for nproc-genl: more bytes, more chunks).
+    pub bytes: usize,
     /// Tasks that lived through their dump, summed over dumps.
     pub survivors: usize,
     /// Processes forked (and reaped) by the storm meanwhile.
@@ -43,14 +47,33 @@ fn starts(threads: bool) -> BTreeMap<u32, String> {
             vec![(tgid, None)]
         };
         for (id, tid) in ids {
-            if let Some(s) =
-                ProcTask::read(&task_dir(tgid, tid)).and_then(|t| t.start().map(String::from))
-            {
+            if let Some(s) = ProcTask::read_start(&task_dir(tgid, tid)) {
                 out.insert(id, s);
             }
         }
     }
     out
+}
+
+/// The bytes a record took on the wire: netlink and genl headers, the
+/// task nest, and each attribute padded to 4 bytes (a u64 may add a pad
+/// attribute; not counted).
+fn wire_len(r: &nproc_genl::Record) -> usize {
+    use nproc_genl::Value;
+    let attrs: usize = r
+        .values
+        .iter()
+        .map(|(_, v)| {
+            let n = match v {
+                Value::U32(_) | Value::S32(_) => 4,
+                Value::U64(_) => 8,
+                Value::Str(b) => b.len() + 1,
+                Value::Raw(b) => b.len(),
+            };
+            (4 + n).next_multiple_of(4)
+        })
+        .sum();
+    16 + 4 + 4 + attrs
 }
 
 /// Forks and reaps children as fast as it can until `stop`.
@@ -74,8 +97,31 @@ fn forker(stop: &AtomicBool, n: &AtomicU64) {
 
 /// Runs `dumps` dumps (processes and threads scope alternately) while
 /// `forkers` threads fork and one thread starts and joins threads.
-pub fn run(client: &mut Client, dumps: usize, forkers: usize) -> Stats {
+/// `sleepers` sleeping processes and as many sleeping threads are started
+/// first, and every field is asked for, so that each dump spans several
+/// chunks and the kernel's cursor resumes between them while tasks come
+/// and go.
+pub fn run(client: &mut Client, dumps: usize, forkers: usize, sleepers: usize) -> Stats {
     let mut st = Stats::default();
+    let mut children = Vec::new();
+    for _ in 0..sleepers {
+        // SAFETY: the child only sleeps until killed.
+        match unsafe { libc::fork() } {
+            0 => loop {
+                // SAFETY: pause(2) has no memory effects.
+                unsafe { libc::pause() };
+            },
+            p if p > 0 => children.push(p),
+            _ => st
+                .fails
+                .push(format!("fork: {}", std::io::Error::last_os_error())),
+        }
+    }
+    for _ in 0..sleepers {
+        thread::spawn(|| loop {
+            thread::park();
+        });
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let forks = Arc::new(AtomicU64::new(0));
     let spawned = Arc::new(AtomicU64::new(0));
@@ -101,7 +147,8 @@ pub fn run(client: &mut Client, dumps: usize, forkers: usize) -> Stats {
         } else {
             (Scope::Processes, field_id::TGID)
         };
-        let req = match TaskRequest::from_names(&["tgid", "tid", "comm", "wchan"], scope) {
+        let all: Vec<&str> = nproc_proto::TASK_FIELDS.iter().map(|d| d.name).collect();
+        let req = match TaskRequest::from_names(&all, scope) {
             Ok(r) => r,
             Err(e) => {
                 st.fails.push(e.to_string());
@@ -119,6 +166,7 @@ pub fn run(client: &mut Client, dumps: usize, forkers: usize) -> Stats {
         let after = starts(threads);
         st.dumps += 1;
         st.records += dump.len();
+        st.bytes = st.bytes.max(dump.iter().map(wire_len).sum());
         let mut count: BTreeMap<u32, usize> = BTreeMap::new();
         for r in &dump {
             match r
@@ -151,6 +199,13 @@ pub fn run(client: &mut Client, dumps: usize, forkers: usize) -> Stats {
     stop.store(true, Ordering::Relaxed);
     for h in helpers {
         let _ = h.join();
+    }
+    for p in children {
+        // SAFETY: kill(2) and waitpid(2) on our own children.
+        unsafe {
+            libc::kill(p, libc::SIGKILL);
+            libc::waitpid(p, std::ptr::null_mut(), 0);
+        }
     }
     st.forks = forks.load(Ordering::Relaxed);
     st.threads = spawned.load(Ordering::Relaxed);
