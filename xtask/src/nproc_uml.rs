@@ -111,6 +111,17 @@ pub fn run(o: &Options) -> Result<u8> {
             .into_iter()
             .map(|l| format!("kernel trouble: {l}")),
     );
+    // The kernel log as the guest saw it at the end, in case a message
+    // did not reach the console (its log level).
+    let dmesg = fs::read_to_string(out.join("dmesg")).unwrap_or_default();
+    if dmesg.is_empty() {
+        fails.push("the guest saved no kernel log (out/dmesg)".into());
+    }
+    fails.extend(
+        uml::kernel_trouble(&dmesg)
+            .into_iter()
+            .map(|l| format!("kernel trouble in dmesg: {l}")),
+    );
     match boot.verdict.as_deref() {
         Some("ok") => {}
         Some(v) => fails.push(format!("guest verdict: {v}")),

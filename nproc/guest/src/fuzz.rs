@@ -301,6 +301,8 @@ pub struct Stats {
     pub errnos: BTreeMap<i32, u64>,
     /// Errors that carried an extack text.
     pub with_text: u64,
+    /// The same by errno.
+    pub texts: BTreeMap<i32, u64>,
     /// A few texts per errno.
     pub samples: BTreeMap<i32, Vec<String>>,
     /// Empty datagrams, refused by `sendmsg()` with `ENODATA`.
@@ -425,6 +427,7 @@ fn one(sock: &mut Socket, m: &mut Msg, seq: u32, st: &mut Stats) {
             *st.errnos.entry(-code).or_default() += 1;
             if let Some(t) = text {
                 st.with_text += 1;
+                *st.texts.entry(-code).or_default() += 1;
                 let s = st.samples.entry(-code).or_default();
                 if s.len() < 3 && !s.contains(t) {
                     s.push(t.clone());

@@ -208,12 +208,13 @@ fn fuzz(count: u64, seed: Option<u64>) -> ExitCode {
         println!("fuzz: sent {n} {k}");
     }
     for (errno, n) in &st.errnos {
+        let texts = st.texts.get(errno).copied().unwrap_or(0);
         let s = st
             .samples
             .get(errno)
-            .map(|v| v.join(" | "))
+            .map(|v| format!("; e.g. {}", v.join(" | ")))
             .unwrap_or_default();
-        println!("fuzz: errno {errno}: {n} replies; extack e.g. {s}");
+        println!("fuzz: errno {errno}: {n} replies, {texts} with extack text{s}");
     }
     let mut fails = st.fails.clone();
     if st.nfails > fails.len() as u64 {
