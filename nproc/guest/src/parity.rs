@@ -51,20 +51,27 @@ pub struct Stats {
 /// field without a /proc reader, or one of the kernel's that
 /// `nproc-proto` does not know, is an error.
 fn field_list(client: &mut Client) -> Result<Vec<(u16, String, Source)>, Vec<String>> {
-    let mut names = BTreeSet::new();
-    let mut errs = Vec::new();
-    match client.fields() {
-        Ok(fields) => {
-            for f in fields {
-                if f.set == Some(FieldSet::Task) {
-                    names.insert(f.name);
-                }
-            }
-        }
-        Err(e) => errs.push(format!("GET_FIELDS: {e}")),
-    }
-    names.extend(nproc_proto::TASK_FIELDS.iter().map(|d| d.name.to_string()));
+    let kernel: Vec<String> = match client.fields() {
+        Ok(fields) => fields
+            .into_iter()
+            .filter(|f| f.set == Some(FieldSet::Task))
+            .map(|f| f.name)
+            .collect(),
+        Err(e) => return Err(vec![format!("GET_FIELDS: {e}")]),
+    };
+    readers(kernel, nproc_proto::TASK_FIELDS.iter().map(|d| d.name))
+}
+
+/// The id and /proc source of every field named by the kernel or the
+/// table; the errors name each field that has none.
+fn readers<'a>(
+    kernel: Vec<String>,
+    table: impl Iterator<Item = &'a str>,
+) -> Result<Vec<(u16, String, Source)>, Vec<String>> {
+    let mut names: BTreeSet<String> = kernel.into_iter().collect();
+    names.extend(table.map(String::from));
     let mut out = Vec::new();
+    let mut errs = Vec::new();
     for n in names {
         let Some(d) = task_field_by_name(&n) else {
             errs.push(format!("kernel field {n} is unknown to nproc-proto"));
@@ -335,6 +342,17 @@ mod tests {
             true,
         );
         assert_eq!(g, Verdict::Differ);
+    }
+
+    #[test]
+    fn every_field_needs_a_reader() {
+        let table = || nproc_proto::TASK_FIELDS.iter().map(|d| d.name);
+        let all = readers(vec!["tgid".into()], table()).unwrap();
+        assert_eq!(all.len(), nproc_proto::TASK_FIELDS.len());
+        // A kernel newer than the table. (A table field without a reader
+        // fails procfs::tests::sources_of_the_table on the host already.)
+        let errs = readers(vec!["cmdline_new".into()], table()).unwrap_err();
+        assert_eq!(errs, ["kernel field cmdline_new is unknown to nproc-proto"]);
     }
 
     #[test]
