@@ -48,8 +48,9 @@ impl Default for Options {
     }
 }
 
-/// The patched UML kernel: the shared patched tree, its own build dir.
-fn kernel() -> Uml {
+/// The patched UML kernel: the shared patched tree, its own build dir
+/// (also booted by `nproc-uml-test`).
+pub(crate) fn kernel() -> Uml {
     Uml::from_options(&uml::BuildOptions {
         tree: Some(env::patched_src()),
         build: Some(env::cache_dir().join("fast-uml-build")),

@@ -32,6 +32,7 @@ mod kconfig;
 mod kernel;
 mod lint;
 mod modules;
+mod nproc_uml;
 mod patches;
 mod qemu;
 mod run;
@@ -77,7 +78,8 @@ enum Cmd {
     /// Build test modules + initramfs, boot QEMU, compare mirror vs kernel.
     GuestTest(guest_test::Options),
     /// cargo test --workspace, setup, kernel, the --ignored host tests that
-    /// need its tree or root, guest-test, shim-test and uml-test.
+    /// need its tree or root, guest-test, shim-test, uml-test,
+    /// fast-uml-test, nproc-uml-test and fast-test.
     Test(guest_test::Options),
     /// Boot with kmod-shim: wchan identity, refusals, contexts, load
     /// cycles, timings.
@@ -106,6 +108,9 @@ enum Cmd {
     /// The CONFIG_KALLSYMS_FAST series on User-Mode Linux (native speed):
     /// KUnit, the in-kernel benchmark, whole wchan reads, permission parity.
     FastUmlTest(fast_uml::Options),
+    /// The nproc suites on the patched UML kernel: /proc parity,
+    /// permissions, pid namespaces, fork storms, bad and random requests.
+    NprocUmlTest(nproc_uml::Options),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -138,6 +143,7 @@ fn main() -> ExitCode {
         Cmd::Patches(o) => patches::run(&o),
         Cmd::FastTest(o) => fast::run(&o),
         Cmd::FastUmlTest(o) => fast_uml::run(&o),
+        Cmd::NprocUmlTest(o) => nproc_uml::run(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -208,6 +214,10 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     // The series on UML: native-speed numbers, KUnit, permission parity.
     steps.run("fast-uml-test", || {
         fast_uml::run(&fast_uml::Options::default())
+    })?;
+    // The nproc suites on the kernel fast-uml-test just built.
+    steps.run("nproc-uml-test", || {
+        nproc_uml::run(&nproc_uml::Options::default())
     })?;
     // Last: it switches this process to the patched kernel's paths.
     steps.run("fast-test", || fast::run(&fast::Options::default()))?;

@@ -242,7 +242,7 @@ pub(crate) fn field_info(payload: &[u8]) -> Result<FieldInfo, Error> {
 /// The text of extended ack attributes: `NLMSGERR_ATTR_MSG`, or for a
 /// required attribute the request lacked (`GENL_REQ_ATTR_CHECK()` sends
 /// `NLMSGERR_ATTR_MISS_TYPE` and no text) a sentence naming it.
-pub(crate) fn extack_message(tlvs: &[u8]) -> Option<String> {
+pub fn extack_message(tlvs: &[u8]) -> Option<String> {
     const NLMSGERR_ATTR_MSG: u16 = 1;
     const NLMSGERR_ATTR_MISS_TYPE: u16 = 5;
     let mut missing = None;

@@ -38,7 +38,7 @@ mod decode;
 mod error;
 mod socket;
 
-pub use decode::{FieldInfo, Record, Value};
+pub use decode::{extack_message, FieldInfo, Record, Value};
 pub use error::Error;
 
 use nproc_proto::{attr, task_field_by_name, Cmd, FieldBitmap, Scope};
@@ -111,6 +111,12 @@ impl Client {
     /// The family version the kernel registered.
     pub fn kernel_version(&self) -> u32 {
         self.version
+    }
+
+    /// The family id the controller resolved (`nlmsg_type` of requests):
+    /// for test clients that frame their own, malformed, messages.
+    pub fn family_id(&self) -> u16 {
+        self.sock.family_id()
     }
 
     /// `GET_FIELDS`: every task field and global item the kernel serves.

@@ -96,6 +96,11 @@ impl GenlSocket {
         Ok((s, version))
     }
 
+    /// The resolved family id.
+    pub(crate) fn family_id(&self) -> u16 {
+        self.family_id
+    }
+
     fn resolve(&mut self, family: &str) -> Result<u32, Error> {
         let mut genl = GenlMessage::from_payload(GenlCtrl {
             cmd: GenlCtrlCmd::GetFamily,

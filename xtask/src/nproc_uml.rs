@@ -1,0 +1,222 @@
+//! `cargo xtask nproc-uml-test`: issue 12's guest suites for the `nproc`
+//! family, on the patched User-Mode Linux kernel `fast-uml-test` builds
+//! (`$KFAST_CACHE/fast-uml-build`, `CONFIG_NPROC=y`; the same tree,
+//! configuration and build: nothing is rebuilt when that step ran).
+//!
+//! One boot runs `kernel/guest/nproc-uml-job.sh`, which calls the static
+//! `nproc-guest` binary (nproc/guest) for each suite:
+//!
+//! - field parity, processes and threads scope, as root and as uid 1000:
+//!   every field the kernel and `nproc-proto` declare equals /proc (stat,
+//!   statm, status, wchan), re-read until stable, with the documented
+//!   tolerances (a clock tick of utime/stime, wchan of a task that ran);
+//!   a field without a /proc reader fails;
+//! - a reader in a new pid namespace sees only that namespace's pids
+//!   (reported as NOT CHECKED, never as passed, on a kernel without
+//!   `CONFIG_PID_NS`);
+//! - dumps during a fork/exit storm: no duplicate, no lost survivor;
+//! - the fixed malformed requests, then random ones from a printed seed:
+//!   each refused, no slab growth beyond the stated tolerance.
+//!
+//! The run fails on any suite's failure, on kernel trouble on the console
+//! (oops, BUG, WARNING, lockdep) and on a missing result; numbers are
+//! printed, never compared with times.
+
+use crate::uml;
+use crate::{env, fast, fast_uml, initramfs, Result};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The guest's job script.
+const JOB: &str = "kernel/guest/nproc-uml-job.sh";
+
+/// The suites' result files in `/out`, in the order the job runs them.
+pub const SUITES: &[&str] = &[
+    "parity-processes",
+    "parity-threads",
+    "parity-uid1000",
+    "parity-threads-uid1000",
+    "pidns",
+    "badreq",
+    "storm",
+    "fuzz",
+];
+
+/// Command-line options of `nproc-uml-test`.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// Hard timeout for the UML guest, in seconds.
+    #[arg(long, value_name = "SECS", default_value = "300", value_parser = crate::secs)]
+    pub timeout: Duration,
+    /// Random messages the fuzzing client sends.
+    #[arg(long, default_value_t = 100_000)]
+    pub fuzz_count: u64,
+    /// The fuzzing client's seed (default: from the clock; printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl Default for Options {
+    /// What `cargo xtask test` runs.
+    fn default() -> Self {
+        Options {
+            timeout: Duration::from_secs(300),
+            fuzz_count: 100_000,
+            seed: None,
+        }
+    }
+}
+
+/// `cargo xtask nproc-uml-test`: build (incremental), boot, check; returns
+/// the exit code.
+pub fn run(o: &Options) -> Result<u8> {
+    let t = Instant::now();
+    fast::prepare_tree()?;
+    let k = fast_uml::kernel();
+    k.build()?;
+    let tb = t.elapsed();
+    let guest = initramfs::build_static("nproc-guest", "nproc-guest")?;
+    let seed = o.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_secs())
+    });
+    eprintln!("nproc-uml-test: fuzz seed {seed} (rerun with --seed {seed})");
+    let script = fs::read_to_string(env::repo_root().join(JOB))
+        .map_err(|e| format!("cannot read {JOB}: {e}"))?;
+    let job = format!("SEED={seed}\nFUZZ_COUNT={}\n{script}", o.fuzz_count);
+    let root = uml::make_root(&uml::RootSpec {
+        bins: &[("nproc-guest", &guest)],
+        modules: &[],
+        load: false,
+        job: &job,
+    })?;
+    let dir: PathBuf = env::work_dir().join("uml-runs").join("nproc-latest");
+    let ta = t.elapsed();
+    let boot = uml::boot(&k.image(), root.path(), "", o.timeout, &dir)?;
+    eprintln!(
+        "nproc-uml-test: guest ran {:.1?} (exit {:?}); kernel build step {tb:.1?}, artefacts {:.1?}",
+        boot.elapsed,
+        boot.exit_code,
+        ta - tb
+    );
+    let out = boot.dir.join("out");
+    let mut fails = Vec::new();
+    if boot.timed_out {
+        fails.push(format!("timed out after {}s", o.timeout.as_secs()));
+    }
+    fails.extend(
+        uml::kernel_trouble(&boot.console)
+            .into_iter()
+            .map(|l| format!("kernel trouble: {l}")),
+    );
+    // The kernel log as the guest saw it at the end, in case a message
+    // did not reach the console (its log level).
+    let dmesg = fs::read_to_string(out.join("dmesg")).unwrap_or_default();
+    if dmesg.is_empty() {
+        fails.push("the guest saved no kernel log (out/dmesg)".into());
+    }
+    fails.extend(
+        uml::kernel_trouble(&dmesg)
+            .into_iter()
+            .map(|l| format!("kernel trouble in dmesg: {l}")),
+    );
+    match boot.verdict.as_deref() {
+        Some("ok") => {}
+        Some(v) => fails.push(format!("guest verdict: {v}")),
+        None => fails.push("the guest wrote no verdict".into()),
+    }
+    let (bad, not_checked) = check_suites(&out);
+    fails.extend(bad);
+    for n in &not_checked {
+        eprintln!("nproc-uml-test: NOT CHECKED: {n}");
+    }
+    eprintln!("nproc-uml-test: results in {}", out.display());
+    if fails.is_empty() {
+        eprintln!(
+            "nproc-uml-test: PASS in {:.1?}{}",
+            t.elapsed(),
+            if not_checked.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} suite(s) NOT CHECKED, above)", not_checked.len())
+            }
+        );
+        Ok(0)
+    } else {
+        eprintln!(
+            "nproc-uml-test: FAIL:\n  {}\n  console: {}",
+            fails.join("\n  "),
+            dir.join("console.log").display()
+        );
+        Ok(1)
+    }
+}
+
+/// Prints each suite's summary; returns the failures and the suites that
+/// could not run on this kernel.
+fn check_suites(out: &Path) -> (Vec<String>, Vec<String>) {
+    let mut fails = Vec::new();
+    let mut not_checked = Vec::new();
+    for s in SUITES {
+        let text = fs::read_to_string(out.join(s)).unwrap_or_default();
+        let (f, n) = suite_result(s, &text);
+        for l in text
+            .lines()
+            .filter(|l| l.contains(": PASS ") || l.contains(": FAIL") || l.starts_with("fuzz: "))
+        {
+            eprintln!("nproc-uml-test: {l}");
+        }
+        fails.extend(f);
+        not_checked.extend(n);
+    }
+    (fails, not_checked)
+}
+
+/// One suite's verdict from its output: a `PASS` line and no `FAIL` or
+/// `DIFF` line, or (pid namespaces only) a `NOT CHECKED` line.
+fn suite_result(suite: &str, text: &str) -> (Vec<String>, Vec<String>) {
+    let prefix = format!("{suite}: ");
+    let mut fails: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains(": FAIL") || l.contains(": DIFF"))
+        .map(|l| l.to_string())
+        .collect();
+    let passed = text
+        .lines()
+        .any(|l| l.starts_with(&format!("{prefix}PASS ")));
+    let not_checked: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("{prefix}NOT CHECKED ")))
+        .map(|l| l.to_string())
+        .collect();
+    if !passed && not_checked.is_empty() && fails.is_empty() {
+        fails.push(format!("{suite}: no result"));
+    }
+    (fails, not_checked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_needs_a_pass_and_no_failure() {
+        let (f, n) = suite_result("storm", "storm: PASS 40 dumps\n");
+        assert!(f.is_empty() && n.is_empty());
+        let (f, _) = suite_result("storm", "");
+        assert_eq!(f, ["storm: no result"]);
+        let (f, _) = suite_result(
+            "parity-threads",
+            "parity-threads: DIFF x\nparity-threads: FAIL 1\n",
+        );
+        assert_eq!(f.len(), 2);
+        // Another suite's PASS does not count.
+        let (f, _) = suite_result("badreq", "storm: PASS\n");
+        assert_eq!(f.len(), 1);
+        let (f, n) = suite_result("pidns", "pidns: NOT CHECKED unshare: EINVAL\n");
+        assert!(f.is_empty());
+        assert_eq!(n.len(), 1);
+    }
+}
