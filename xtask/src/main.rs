@@ -16,6 +16,8 @@
 //! - `patches`: generate (or `--check`) the `CONFIG_KALLSYMS_FAST` series.
 //! - `fast-test`: apply the series, build and boot the patched kernel:
 //!   KUnit, in-kernel benchmark, module cycles, the mirror suite.
+//! - `nproc-bench`: issue 12's benchmark on that kernel in QEMU TCG
+//!   (`/bin/ps` vs `nps`, /proc vs nproc, ~5,000 tasks, `--dumps N`).
 //!
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
@@ -32,6 +34,7 @@ mod kconfig;
 mod kernel;
 mod lint;
 mod modules;
+mod nproc_bench;
 mod patches;
 mod qemu;
 mod run;
@@ -100,6 +103,9 @@ enum Cmd {
     /// The CONFIG_KALLSYMS_FAST series on User-Mode Linux (native speed):
     /// KUnit, the in-kernel benchmark, whole wchan reads, permission parity.
     FastUmlTest(fast_uml::Options),
+    /// Issue 12's benchmark on the patched kernel in QEMU TCG: /bin/ps vs
+    /// nps, /proc vs nproc, ~5,000 tasks, N dumps each.
+    NprocBench(nproc_bench::Options),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -127,6 +133,7 @@ fn main() -> ExitCode {
         Cmd::Patches(o) => patches::run(&o),
         Cmd::FastTest(o) => fast::run(&o),
         Cmd::FastUmlTest(o) => fast_uml::run(&o),
+        Cmd::NprocBench(o) => nproc_bench::run(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -190,7 +197,15 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     let fast_uml = fast_uml::run(&fast_uml::Options::default())?;
     // Last: it switches this process to the patched kernel's paths.
     let fast = fast::run(&fast::Options::default())?;
-    Ok(mirror.max(shim).max(uml).max(fast_uml).max(fast))
+    // The nproc benchmark boots the kernel fast-test just built (and
+    // prints the ratios); skipped when that kernel failed its own run.
+    let bench = if fast == 0 {
+        nproc_bench::run(&nproc_bench::Options::default())?
+    } else {
+        eprintln!("xtask: nproc-bench skipped: fast-test failed");
+        0
+    };
+    Ok(mirror.max(shim).max(uml).max(fast_uml).max(fast).max(bench))
 }
 
 #[cfg(test)]
