@@ -29,8 +29,9 @@
 //! the population, parity, the two counting runs of each command) is
 //! about 4.5 minutes. So `cargo xtask test` runs [`DEFAULT_DUMPS`] dump
 //! per command, the least that still times every command (about 6
-//! minutes in all, host build included); `--dumps 100` runs the issue's
-//! full count (about 75 minutes; the timeout grows with N).
+//! minutes in all at moderate load, host build included; 9 at load
+//! average 8-10); `--dumps 100` runs the full count (about 75
+//! minutes; the timeout grows with N).
 
 use crate::{env, initramfs, kernel, modules, qemu, run, shim_test, Result};
 use std::fs;
