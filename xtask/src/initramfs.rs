@@ -39,6 +39,36 @@ pub fn build_static(package: &str, bin: &str) -> Result<PathBuf> {
     Ok(target_dir.join(GUEST_TARGET).join("release").join(bin))
 }
 
+/// Build `example` of `package` as a static binary for the guest; returns
+/// its path.
+pub fn build_static_example(package: &str, example: &str) -> Result<PathBuf> {
+    let target_dir = env::guest_dir().join("target");
+    let mut cargo = Command::new(env::cargo());
+    cargo
+        .current_dir(env::repo_root())
+        .args([
+            "build",
+            "--release",
+            "--package",
+            package,
+            "--example",
+            example,
+        ])
+        .args(["--target", GUEST_TARGET])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .env(
+            "RUSTFLAGS",
+            "-C target-feature=+crt-static -C strip=debuginfo",
+        );
+    run::status(&mut cargo)?;
+    Ok(target_dir
+        .join(GUEST_TARGET)
+        .join("release")
+        .join("examples")
+        .join(example))
+}
+
 /// A minimal writer for the `newc` cpio format the kernel unpacks (also
 /// used by the shim suite's initramfs).
 pub(crate) struct Cpio {
@@ -122,20 +152,29 @@ pub fn build(agent: &Path, modules: &[PathBuf]) -> Result<PathBuf> {
     })
 }
 
+/// The directories every image has.
+const BASE_DIRS: [&str; 8] = [
+    "bin",
+    "dev",
+    "proc",
+    "sys",
+    "lib",
+    "lib/modules",
+    "out",
+    "tmp",
+];
+
 /// Pack an initramfs as `spec` says; returns its path.
 pub fn pack(spec: &Spec<'_>) -> Result<PathBuf> {
+    pack_with(spec, &[])
+}
+
+/// [`pack`], plus `extra` files at the given paths (relative to the root,
+/// e.g. `lib/x86_64-linux-gnu/libc.so.6`), their directories created.
+pub fn pack_with(spec: &Spec<'_>, extra: &[(String, PathBuf)]) -> Result<PathBuf> {
     let busybox = Path::new("/bin/busybox");
     let mut c = Cpio::new();
-    for d in [
-        "bin",
-        "dev",
-        "proc",
-        "sys",
-        "lib",
-        "lib/modules",
-        "out",
-        "tmp",
-    ] {
+    for d in BASE_DIRS {
         c.entry(d, 0o040755, (0, 0), &[]);
     }
     c.entry("dev/console", 0o020600, (5, 1), &[]);
@@ -152,6 +191,21 @@ pub fn pack(spec: &Spec<'_>) -> Result<PathBuf> {
             .ok_or(format!("{}: not a module file", ko.display()))?
             .to_string_lossy();
         c.entry(&format!("lib/modules/{name}"), 0o100644, (0, 0), &read(ko)?);
+    }
+    let mut dirs: Vec<String> = Vec::new();
+    for (path, file) in extra {
+        let rel = Path::new(path);
+        // Parents first, each once, skipping the base directories.
+        let mut parents: Vec<&Path> = rel.ancestors().skip(1).collect();
+        parents.reverse();
+        for d in parents {
+            let d = d.to_string_lossy().into_owned();
+            if !d.is_empty() && !BASE_DIRS.contains(&d.as_str()) && !dirs.contains(&d) {
+                c.entry(&d, 0o040755, (0, 0), &[]);
+                dirs.push(d);
+            }
+        }
+        c.entry(path, 0o100755, (0, 0), &read(file)?);
     }
     let init = read(&env::repo_root().join(spec.init))?;
     c.entry("init", 0o100755, (0, 0), &init);

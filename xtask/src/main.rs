@@ -16,6 +16,8 @@
 //! - `patches`: generate (or `--check`) the `CONFIG_KALLSYMS_FAST` series.
 //! - `fast-test`: apply the series, build and boot the patched kernel:
 //!   KUnit, in-kernel benchmark, module cycles, the mirror suite.
+//! - `nproc-bench`: issue 12's benchmark on that kernel in QEMU TCG
+//!   (`/bin/ps` vs `nps`, /proc vs nproc, ~5,000 tasks, `--dumps N`).
 //!
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
@@ -32,6 +34,7 @@ mod kconfig;
 mod kernel;
 mod lint;
 mod modules;
+mod nproc_bench;
 mod nproc_uml;
 mod patches;
 mod qemu;
@@ -111,6 +114,9 @@ enum Cmd {
     /// The nproc suites on the patched UML kernel: /proc parity,
     /// permissions, pid namespaces, fork storms, bad and random requests.
     NprocUmlTest(nproc_uml::Options),
+    /// Issue 12's benchmark on the patched kernel in QEMU TCG: /bin/ps vs
+    /// nps, /proc vs nproc, ~5,000 tasks, N dumps each.
+    NprocBench(nproc_bench::Options),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -144,6 +150,7 @@ fn main() -> ExitCode {
         Cmd::FastTest(o) => fast::run(&o),
         Cmd::FastUmlTest(o) => fast_uml::run(&o),
         Cmd::NprocUmlTest(o) => nproc_uml::run(&o),
+        Cmd::NprocBench(o) => nproc_bench::run(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -220,7 +227,16 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
         nproc_uml::run(&nproc_uml::Options::default())
     })?;
     // Last: it switches this process to the patched kernel's paths.
-    steps.run("fast-test", || fast::run(&fast::Options::default()))?;
+    let fast = steps.run("fast-test", || fast::run(&fast::Options::default()))?;
+    // The nproc benchmark boots the kernel fast-test just built (and
+    // prints the ratios); skipped when that kernel failed its own run.
+    if fast == 0 {
+        steps.run("nproc-bench", || {
+            nproc_bench::run(&nproc_bench::Options::default())
+        })?;
+    } else {
+        eprintln!("xtask: nproc-bench skipped: fast-test failed");
+    }
     Ok(steps.report())
 }
 
@@ -233,9 +249,9 @@ struct Steps {
 }
 
 impl Steps {
-    /// Runs one step; an `Err` (the step could not run at all) ends the
-    /// run after printing what was done.
-    fn run(&mut self, name: &'static str, f: impl FnOnce() -> Result<u8>) -> Result<()> {
+    /// Runs one step and returns its exit code; an `Err` (the step could
+    /// not run at all) ends the run after printing what was done.
+    fn run(&mut self, name: &'static str, f: impl FnOnce() -> Result<u8>) -> Result<u8> {
         let t = std::time::Instant::now();
         self.start.get_or_insert(t);
         let r = f();
@@ -247,7 +263,7 @@ impl Steps {
         if r.is_err() {
             self.report();
         }
-        r.map(|_| ())
+        r
     }
 
     /// Prints the table; returns the worst exit code.

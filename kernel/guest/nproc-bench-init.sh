@@ -1,0 +1,181 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the nproc benchmark guest (packed by `cargo xtask nproc-bench`):
+# the patched x86_64 kernel (CONFIG_NPROC=y) under QEMU TCG, 2 CPUs.
+# Console: ttyS0 (the host fails the run on any splat there). Result
+# channel: ttyS1, plain lines, the last one "KFAST-VERDICT <ok | reason>".
+#
+# Parameters (kernel command line): nprocbench.dumps= full dumps per
+# command; nprocbench.procs=, .threaded=, .threads= (kfast-nproc-guest
+# tasks); nprocbench.kthreads= (ksym_many's sleepers in the module).
+#
+# 1. The population: ksym_many's kthreads sleeping in the module, then
+#    processes and threads sleeping in core code.
+# 2. Parity: `nps ax` (and the -eo columns) equal to a `/bin/ps ax` run
+#    just before or after it; the reader's own line is left out (its pid
+#    is known: `sh -c 'echo $$ ...; exec ...'`).
+# 3. Timing: N dumps of each command to /dev/null (`kfast-nproc-guest time`:
+#    wall, and user + sys from wait4's rusage).
+# 4. Counting, one more run each: syscalls (function tracer on
+#    x64_sys_call, the one entry of every x86_64 syscall) and slab
+#    allocations (kmem:kmalloc + kmem:kmem_cache_alloc events), both
+#    filtered to the reader's pid from before its exec to its exit.
+export PATH=/bin
+R=/dev/ttyS1
+T=/sys/kernel/tracing
+EO=pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan
+# The fields of /proc/PID/stat that nproc serves, and wchan: what
+# `kfast-nproc-guest procread` reads from /proc.
+RAW=tgid,ppid,pgid,sid,tty_nr,tpgid,state,flags,comm,priority,nice,policy,rt_priority,nr_threads,vsize,rss,rsslim,min_flt,cmin_flt,maj_flt,cmaj_flt,utime,stime,cutime,cstime,start_time,processor,exit_signal,wchan
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tracefs tracefs $T
+stty -F $R raw -echo 2>/dev/null
+
+DUMPS=3 PROCS=3400 THREADED=20 THREADS=50 KTHREADS=500
+for w in $(cat /proc/cmdline); do
+	case $w in
+	nprocbench.dumps=*) DUMPS=${w#*=} ;;
+	nprocbench.procs=*) PROCS=${w#*=} ;;
+	nprocbench.threaded=*) THREADED=${w#*=} ;;
+	nprocbench.threads=*) THREADS=${w#*=} ;;
+	nprocbench.kthreads=*) KTHREADS=${w#*=} ;;
+	esac
+done
+
+# Seconds since boot, for the stage markers.
+up() {
+	cut -d' ' -f1 /proc/uptime
+}
+
+verdict=ok
+fail() {
+	[ "$verdict" = ok ] && verdict="$*"
+	echo "fail: $*"
+}
+
+# own FILE CMD ARGS...: runs CMD with stdout to FILE, its pid in /tmp/pid.
+own() {
+	out=$1
+	shift
+	sh -c 'echo $$ > /tmp/pid; exec "$@"' sh "$@" > $out
+}
+
+# parity NAME ARGS...: nps ARGS between two runs of /bin/ps ARGS; its
+# output must equal, byte for byte, the output of one of them (tasks that
+# change between reads, such as a kworker's current workqueue in `ax`,
+# can make a try inconclusive: up to 5 tries). The readers' own lines are
+# left out.
+parity() {
+	name=$1
+	shift
+	for try in 1 2 3 4 5; do
+		own /tmp/ps1 /bin/ps "$@"
+		sed -i "/^ *$(cat /tmp/pid) /d" /tmp/ps1
+		own /tmp/nps /bin/nps "$@"
+		sed -i "/^ *$(cat /tmp/pid) /d" /tmp/nps
+		own /tmp/ps2 /bin/ps "$@"
+		sed -i "/^ *$(cat /tmp/pid) /d" /tmp/ps2
+		if cmp -s /tmp/ps1 /tmp/nps || cmp -s /tmp/ps2 /tmp/nps; then
+			echo "parity $name identical $(wc -l < /tmp/nps) lines (try $try)"
+			return
+		fi
+		echo "# parity $name try $try: nps differs from both ps runs; nps vs the first:"
+		diff /tmp/ps1 /tmp/nps | head -20
+	done
+	fail "nps $* differs from /bin/ps $* in 5 tries"
+}
+
+# count WHAT LABEL CMD ARGS...: one run of CMD, its syscalls (WHAT=sys) or
+# slab allocations (WHAT=alloc) counted by the tracer, filtered to its pid.
+count() {
+	what=$1 label=$2
+	shift 2
+	echo 0 > $T/tracing_on
+	echo nop > $T/current_tracer
+	echo > $T/set_event
+	: > $T/set_event_pid
+	: > $T/set_ftrace_pid
+	if [ $what = sys ]; then
+		echo x64_sys_call > $T/set_ftrace_filter || { fail "x64_sys_call is not traceable"; return; }
+		echo 1 > $T/options/function-fork
+		echo function > $T/current_tracer
+		pidfile=$T/set_ftrace_pid
+	else
+		echo kmem:kmalloc kmem:kmem_cache_alloc > $T/set_event || { fail "no kmem events"; return; }
+		echo 1 > $T/options/event-fork
+		pidfile=$T/set_event_pid
+	fi
+	: > $T/trace
+	echo 1 > $T/tracing_on
+	sh -c 'echo $$ > '$pidfile'; exec "$@"' sh "$@" > /dev/null || fail "$label: exit $?"
+	echo 0 > $T/tracing_on
+	n=0
+	for s in $T/per_cpu/cpu*/stats; do
+		for v in $(sed -n 's/^\(entries\|overrun\|dropped events\): //p' $s); do
+			n=$((n + v))
+		done
+	done
+	echo "count $what $label $n"
+	echo nop > $T/current_tracer
+	echo > $T/set_event
+	: > $T/set_ftrace_pid
+	: > $T/set_event_pid
+}
+
+{
+	echo "# nproc-bench: QEMU TCG (emulated; not a hardware ratio); lockdep (PROVE_LOCKING) on"
+	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS"
+	insmod /lib/modules/ksym_many.ko nr_threads=$KTHREADS || fail "insmod ksym_many"
+	kfast-nproc-guest tasks $PROCS $THREADED $THREADS /tmp/ready &
+	i=0
+	while [ ! -e /tmp/ready ] && [ $i -lt 600 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	[ -e /tmp/ready ] || fail "the tasks did not start in 600 s"
+	echo "# population ready after ${i} s (uptime $(up))"
+	sleep 5
+	set -- /proc/[0-9]*/task/[0-9]*
+	tasks=$#
+	set -- /proc/[0-9]*
+	echo "population $tasks tasks $# processes"
+	echo "slab-before $(sed -n 's/^Slab: *//p' /proc/meminfo)"
+	if nps --help 2>&1 | grep -q -- --source; then
+		echo "nps-source $(nps --source 2>&1 | head -1)"
+	else
+		echo "nps-source proc (nps has no --source flag: it reads /proc)"
+	fi
+
+	parity ax ax
+	parity eo -eo $EO
+
+	echo "# timing: $DUMPS dumps each, stdout to /dev/null (uptime $(up))"
+	kfast-nproc-guest time ps-ax $DUMPS /bin/ps ax || fail "time ps-ax"
+	kfast-nproc-guest time nps-ax $DUMPS /bin/nps ax || fail "time nps-ax"
+	kfast-nproc-guest time ps-eo $DUMPS /bin/ps -eo $EO || fail "time ps-eo"
+	kfast-nproc-guest time nps-eo $DUMPS /bin/nps -eo $EO || fail "time nps-eo"
+	kfast-nproc-guest time proc-raw $DUMPS /bin/kfast-nproc-guest procread || fail "time proc-raw"
+	kfast-nproc-guest time nproc-raw $DUMPS /bin/nproc-dump --count $RAW || fail "time nproc-raw"
+	echo "raw-counts proc $(kfast-nproc-guest procread) nproc $(nproc-dump --count $RAW 2>&1)"
+
+	echo "# counts: one run each (uptime $(up))"
+	for what in sys alloc; do
+		count $what ps-ax /bin/ps ax
+		count $what nps-ax /bin/nps ax
+		count $what ps-eo /bin/ps -eo $EO
+		count $what nps-eo /bin/nps -eo $EO
+		count $what proc-raw /bin/kfast-nproc-guest procread
+		count $what nproc-raw /bin/nproc-dump --count $RAW
+	done
+	echo "slab-after $(sed -n 's/^Slab: *//p' /proc/meminfo)"
+	echo "# done (uptime $(up))"
+	echo "KFAST-VERDICT $verdict"
+} > $R 2>&1
+sync
+code=0
+[ "$verdict" = ok ] || code=1
+/bin/kfast-guest --exit $code
+echo b > /proc/sysrq-trigger
