@@ -12,6 +12,7 @@
 //! reproduces (src/ps/*.c, library/*.c of the v4.0.2 tag).
 
 pub mod cli;
+pub mod netlink;
 pub mod procfs;
 pub mod ps;
 pub mod render;
