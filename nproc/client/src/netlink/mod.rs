@@ -33,6 +33,9 @@ use std::path::PathBuf;
 /// Reads tasks from the kernel's nproc family.
 pub struct NprocSource {
     client: Client,
+    /// The page size of the last `global()`, which turns page counts into
+    /// status' KiB; asked for when a dump comes first.
+    page_size: Option<u64>,
 }
 
 impl NprocSource {
@@ -41,6 +44,7 @@ impl NprocSource {
     pub fn connect() -> Result<Self, SourceError> {
         Ok(Self {
             client: Client::connect().map_err(SourceError::Nproc)?,
+            page_size: None,
         })
     }
 
@@ -200,9 +204,11 @@ impl Source for NprocSource {
                 what: format!("no {name} item"),
             })
         };
+        let page_size = need(g::PAGE_SIZE, "page_size")?;
+        self.page_size = Some(page_size);
         Ok(Global {
             hertz: need(g::CLK_TCK, "clk_tck")?,
-            page_size: need(g::PAGE_SIZE, "page_size")?,
+            page_size,
             boot_time: need(g::BOOT_TIME, "boot_time")?,
             mem_total_kib: need(g::MEM_TOTAL, "mem_total")?,
             // /proc/uptime truncates to hundredths; so does this.
@@ -220,8 +226,10 @@ impl Source for NprocSource {
         visit: &mut dyn FnMut(&Task) -> bool,
     ) -> Result<(), SourceError> {
         let mut fields = want.fields;
-        // The page size turns pages into status' KiB.
-        let page_size = self.global()?.page_size;
+        let page_size = match self.page_size {
+            Some(p) => p,
+            None => self.global()?.page_size,
+        };
         for id in fields::BASE {
             fields.set(*id);
         }
