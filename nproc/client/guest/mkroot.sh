@@ -1,14 +1,17 @@
 #!/bin/sh
-# mkroot.sh ROOT NPS THR: a hostfs root for User-Mode Linux in which
+# mkroot.sh ROOT NPS THR PROCTITLE: a hostfs root for User-Mode Linux in which
 # parity.sh compares nps with the host's procps ps. It carries busybox
 # (applets by name, never as ps), Debian's dynamically linked /bin/ps with
 # its libraries, nps with its libraries, the threaded fixture THR
-# (rustc -O nproc/genl/uml/thr.rs), uml-init as /init, parity.sh, and a
-# user `u` of uid 1000.
+# (rustc -O nproc/genl/uml/thr.rs), the setproctitle() fixture PROCTITLE
+# (gcc -O2 -static proctitle.c), uml-init as /init, parity.sh, and a user
+# `u` of uid 1000.
 set -eu
-ROOT=${1:?usage: mkroot.sh ROOT NPS THR}
-NPS=${2:?usage: mkroot.sh ROOT NPS THR}
-THR=${3:?usage: mkroot.sh ROOT NPS THR}
+USAGE="usage: mkroot.sh ROOT NPS THR PROCTITLE"
+ROOT=${1:?$USAGE}
+NPS=${2:?$USAGE}
+THR=${3:?$USAGE}
+PROCTITLE=${4:?$USAGE}
 HERE=$(dirname "$0")
 mkdir -p "$ROOT/bin" "$ROOT/etc" "$ROOT/proc" "$ROOT/sys" "$ROOT/dev" "$ROOT/tmp"
 cp /usr/bin/busybox "$ROOT/bin/busybox"
@@ -19,7 +22,7 @@ done
 # ELF files and every library ldd names, at the same paths.
 copy_elf() {
 	cp "$1" "$2"
-	ldd "$1" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
+	ldd "$1" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' |
 	while read -r lib; do
 		mkdir -p "$ROOT$(dirname "$lib")"
 		cp -L "$lib" "$ROOT$lib"
@@ -28,6 +31,7 @@ copy_elf() {
 copy_elf /bin/ps "$ROOT/bin/ps"
 copy_elf "$NPS" "$ROOT/bin/nps"
 copy_elf "$THR" "$ROOT/bin/thr"
+copy_elf "$PROCTITLE" "$ROOT/bin/proctitle"
 cp "$HERE/parity.sh" "$ROOT/parity.sh"
 cp "$HERE/uml-init" "$ROOT/init"
 chmod +x "$ROOT/parity.sh" "$ROOT/init"
