@@ -51,6 +51,24 @@ pub struct Args {
     /// Wide output: once for 132 columns, twice for unlimited.
     #[arg(short = 'w', action = ArgAction::Count)]
     pub wide: u8,
+    /// Where task records come from: the kernel's nproc netlink family
+    /// (CONFIG_NPROC), or the /proc files procps reads.
+    #[arg(long = "source", value_enum, default_value_t = SourceKind::Nproc)]
+    pub source: SourceKind,
+    /// Print the fields the kernel's nproc family serves (name, type,
+    /// unit, flags), from its GET_FIELDS, and exit.
+    #[arg(long = "fields")]
+    pub fields: bool,
+}
+
+/// `--source`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SourceKind {
+    /// The nproc generic netlink family: two netlink dumps, no files.
+    #[default]
+    Nproc,
+    /// /proc/PID/{stat,status,cmdline,wchan}, as procps reads them.
+    Proc,
 }
 
 /// What the command line asks for, before the system is consulted.

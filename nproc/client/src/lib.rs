@@ -2,8 +2,8 @@
 //! byte-identical to Debian's procps-ng 4.0.2 for the columns it supports.
 //!
 //! * [`task`]: the record (`Task`, `Global`) holding raw kernel values;
-//! * [`source`]: the `Source` trait; [`procfs`] reads `/proc` (the nproc
-//!   netlink source will fill the same record);
+//! * [`source`]: the `Source` trait; [`netlink`] reads the kernel's nproc
+//!   family (the default), [`procfs`] reads `/proc`: same records;
 //! * [`render`]: procps's escaping, terminal names, column printers and
 //!   line layout; [`select`]: which tasks are shown;
 //! * [`cli`]: the `nps` command line; [`ps`]: one run.
@@ -12,6 +12,7 @@
 //! reproduces (src/ps/*.c, library/*.c of the v4.0.2 tag).
 
 pub mod cli;
+pub mod netlink;
 pub mod procfs;
 pub mod ps;
 pub mod render;

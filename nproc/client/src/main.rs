@@ -1,11 +1,12 @@
 //! `nps`: a ps whose output is byte-identical to procps-ng 4.0.2's.
 
 use clap::Parser;
-use nproc::cli::{Args, Env};
+use nproc::cli::{Args, Env, SourceKind};
+use nproc::netlink::NprocSource;
 use nproc::procfs::{parse_stat, ProcSource};
 use nproc::render::{Charset, Ctx, Names, TtyNamer};
 use nproc::select::Me;
-use nproc::{Source, Task};
+use nproc::{Source, SourceError, Task};
 use std::process::ExitCode;
 
 /// Our euid and controlling terminal, as ps caches them at start-up.
@@ -26,16 +27,25 @@ fn main() -> ExitCode {
         eprintln!("nps: error: {msg}");
         ExitCode::FAILURE
     };
+    if args.fields {
+        return list_fields();
+    }
     let request = match args.request() {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
     let charset = Charset::from_environment();
     nproc::render::clock::init_time_zone();
-    let mut source = ProcSource::new();
+    let mut source: Box<dyn Source> = match args.source {
+        SourceKind::Proc => Box::new(ProcSource::new()),
+        SourceKind::Nproc => match NprocSource::connect() {
+            Ok(s) => Box::new(s),
+            Err(e) => return source_failed(&e),
+        },
+    };
     let global = match source.global() {
         Ok(g) => g,
-        Err(e) => return fail(&e),
+        Err(e) => return source_failed(&e),
     };
     let cols = nproc::screen::screen_cols(std::env::var("COLUMNS").ok().as_deref(), request.wide);
     let plan = match request.plan(&global, me(), cols, &Env::from_process()) {
@@ -58,13 +68,42 @@ fn main() -> ExitCode {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match plan.run(&mut source, &mut ctx, &mut out) {
+    match plan.run(source.as_mut(), &mut ctx, &mut out) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         // ps exits 0 on SIGPIPE ("ps | head").
         Err(nproc::ps::RunError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             ExitCode::SUCCESS
         }
+        Err(nproc::ps::RunError::Source(e)) => source_failed(&e),
         Err(e) => fail(&e),
+    }
+}
+
+/// A source error, with the way out when the kernel has no nproc.
+fn source_failed(e: &SourceError) -> ExitCode {
+    match e {
+        SourceError::Nproc(nproc_genl::Error::NoFamily) => {
+            eprintln!("nps: {e}, or nps --source proc")
+        }
+        _ => eprintln!("nps: error: {e}"),
+    }
+    ExitCode::FAILURE
+}
+
+/// `nps --fields`.
+fn list_fields() -> ExitCode {
+    let fields = match NprocSource::connect().and_then(|mut s| s.fields()) {
+        Ok(f) => f,
+        Err(e) => return source_failed(&e),
+    };
+    let stdout = std::io::stdout();
+    match nproc::netlink::list::print_fields(&mut stdout.lock(), &fields) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nps: error: write error: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -42,6 +42,7 @@ impl Plan {
     pub fn want(&self) -> Want {
         let kinds = || self.layout.columns.iter().map(|c| c.kind);
         Want {
+            fields: crate::netlink::fields::bitmap(kinds()),
             cmdline: kinds().any(|k| k.wants_cmdline()),
             wchan: kinds().any(|k| k.wants_wchan()),
         }

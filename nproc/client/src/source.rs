@@ -19,6 +19,9 @@ pub enum Scope {
 /// may fill more; it must fill at least these.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Want {
+    /// The nproc task fields the columns read (`crate::netlink::fields`);
+    /// the /proc reader reads whole files and ignores it.
+    pub fields: nproc_proto::FieldBitmap,
     /// `cmdline` (one more file per task).
     pub cmdline: bool,
     /// `wchan` (one more file per task).
@@ -36,6 +39,8 @@ pub enum SourceError {
         /// The cause.
         err: std::io::Error,
     },
+    /// The nproc family failed (missing, permission, unknown field...).
+    Nproc(nproc_genl::Error),
     /// A system file said something unexpected.
     Parse {
         /// The file.
@@ -50,6 +55,7 @@ impl fmt::Display for SourceError {
         match self {
             SourceError::Io { path, err } => write!(f, "{}: {}", path.display(), err),
             SourceError::Parse { path, what } => write!(f, "{}: {}", path.display(), what),
+            SourceError::Nproc(e) => write!(f, "{e}"),
         }
     }
 }

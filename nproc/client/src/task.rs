@@ -4,8 +4,8 @@
 //! `/proc/PID/stat`, `/proc/PID/status`, `/proc/PID/wchan` and
 //! `/proc/PID/cmdline` expose them (fs/proc/array.c, fs/proc/base.c). Every
 //! transformation procps applies (escaping, bracketing, tty names, unit
-//! conversions) lives in [`crate::render`], so that each source (the /proc
-//! reader now, the nproc netlink family next) only has to deliver kernel
+//! conversions) lives in [`crate::render`], so that each source (the nproc
+//! netlink family, the /proc reader) only has to deliver kernel
 //! values and both render identically.
 
 /// What `/proc/PID/wchan` said for a task.

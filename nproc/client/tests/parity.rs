@@ -23,6 +23,20 @@ use std::time::{Duration, Instant};
 const PS: &str = "/bin/ps";
 const NPS: &str = env!("CARGO_BIN_EXE_nps");
 
+/// The source this host can serve: its kernel has no nproc family, so
+/// `nps` reads /proc here. The nproc source is compared with `/bin/ps` in
+/// a guest with CONFIG_NPROC (nproc/client/guest/parity.sh).
+const NPS_SOURCE: [&str; 2] = ["--source", "proc"];
+
+/// `nps` with the source option before `args`.
+fn nps_args(args: &[String]) -> Vec<String> {
+    NPS_SOURCE
+        .iter()
+        .map(|s| s.to_string())
+        .chain(args.iter().cloned())
+        .collect()
+}
+
 /// Every specifier nps supports, in one line.
 const ALL_COLUMNS: &str = "pid,tid,lwp,spid,tgid,ppid,pgid,pgrp,sid,sess,session,tpgid,\
 uid,euid,ruid,suid,svuid,fuid,fsuid,gid,egid,rgid,stat,state,s,vsz,vsize,rss,rssize,rsz,sz,\
@@ -269,7 +283,7 @@ fn compare(name: &str, args: &[String], env: &[(&str, &str)]) -> Result<(), Stri
     // milliseconds: try often, without pausing.
     for _ in 0..50 {
         let before = run(PS, args, env);
-        let ours = run(NPS, args, env);
+        let ours = run(NPS, &nps_args(args), env);
         let after = run(PS, args, env);
         if before != after {
             continue;
@@ -302,7 +316,7 @@ fn compare_on_terminal(name: &str, args: &[String]) -> Result<(), String> {
     };
     for _ in 0..50 {
         let before = on_tty(PS);
-        let ours = on_tty(NPS);
+        let ours = on_tty(&format!("{NPS} {}", NPS_SOURCE.join(" ")));
         let after = on_tty(PS);
         if before != after {
             continue;

@@ -37,6 +37,9 @@ pub enum Value {
     /// [`FieldType::String`], without its NUL: the kernel's bytes (a comm
     /// need not be UTF-8).
     Str(Vec<u8>),
+    /// [`FieldType::Bytes`]: the attribute's payload as sent (a command
+    /// line keeps its NULs).
+    Bytes(Vec<u8>),
     /// A field this client's table does not know (a newer kernel): the
     /// attribute's bytes.
     Raw(Vec<u8>),
@@ -50,7 +53,7 @@ impl Value {
             Value::U32(v) => Some(u64::from(*v)),
             Value::U64(v) => Some(*v),
             Value::S32(v) => Some(*v as u64),
-            Value::Str(_) | Value::Raw(_) => None,
+            Value::Str(_) | Value::Bytes(_) | Value::Raw(_) => None,
         }
     }
 }
@@ -62,6 +65,7 @@ impl std::fmt::Display for Value {
             Value::U64(v) => write!(f, "{v}"),
             Value::S32(v) => write!(f, "{v}"),
             Value::Str(s) => write!(f, "{}", String::from_utf8_lossy(s)),
+            Value::Bytes(b) => write!(f, "{}", b.escape_ascii()),
             Value::Raw(b) => {
                 for x in b {
                     write!(f, "{x:02x}")?;
@@ -164,6 +168,7 @@ fn value(d: &FieldDesc, v: &[u8]) -> Result<Value, Error> {
                 .map_err(|_| bad())?,
         ),
         FieldType::String => Value::Str(string_of(v, d.name)?),
+        FieldType::Bytes => Value::Bytes(v.to_vec()),
     })
 }
 

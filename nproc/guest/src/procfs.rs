@@ -1,5 +1,5 @@
-//! The /proc side of the parity check: one task's stat, statm, status and
-//! wchan, and for every nproc field name the /proc text it must equal.
+//! The /proc side of the parity check: one task's stat, statm, status,
+//! wchan and cmdline, and for every nproc field name the /proc text it must equal.
 //!
 //! [`source`] is the only place that maps field names to /proc: a field
 //! the kernel or `nproc-proto` declares without an entry here fails the
@@ -23,6 +23,9 @@ pub enum Source {
     StatusKbToPages(&'static str),
     /// The `wchan` file.
     Wchan,
+    /// The `cmdline` file: its first `nproc_proto::CMDLINE_MAX` bytes (what
+    /// the kernel sends), escaped as `nproc-genl` shows bytes.
+    Cmdline,
 }
 
 /// The /proc source of task field `name`; `None` when this checker has no
@@ -72,11 +75,12 @@ pub fn source(name: &str) -> Option<Source> {
         "fsgid" => Status("Gid:", 4),
         "locked" => StatusKbToPages("VmLck:"),
         "wchan" => Wchan,
+        "cmdline" => Cmdline,
         _ => return None,
     })
 }
 
-/// One read of a task's four files.
+/// One read of a task's five files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcTask {
     /// `stat` split into proc(5) fields: `[0]` unused, `[1]` pid,
@@ -85,6 +89,7 @@ pub struct ProcTask {
     statm: Vec<String>,
     status: String,
     wchan: String,
+    cmdline: Vec<u8>,
 }
 
 /// The directory of a task: `/proc/TGID` (processes scope) or
@@ -108,8 +113,8 @@ fn split_stat(line: &str) -> Option<Vec<String>> {
 }
 
 impl ProcTask {
-    /// Reads `dir`'s stat, statm, status and wchan; `None` when the task
-    /// is gone (or any file is unreadable).
+    /// Reads `dir`'s stat, statm, status, wchan and cmdline; `None` when
+    /// the task is gone (or any file is unreadable).
     pub fn read(dir: &Path) -> Option<Self> {
         let r = |f: &str| fs::read_to_string(dir.join(f)).ok();
         let stat = split_stat(r("stat")?.trim_end())?;
@@ -119,6 +124,7 @@ impl ProcTask {
             statm,
             status: r("status")?,
             wchan: r("wchan")?,
+            cmdline: fs::read(dir.join("cmdline")).ok()?,
         })
     }
 
@@ -140,6 +146,10 @@ impl ProcTask {
                 }
             },
             Source::Wchan => Some(self.wchan.clone()),
+            Source::Cmdline => {
+                let n = self.cmdline.len().min(nproc_proto::CMDLINE_MAX);
+                Some(self.cmdline[..n].escape_ascii().to_string())
+            }
         }
     }
 
@@ -199,6 +209,7 @@ mod tests {
             statm: "100 20 10 5 0 30 0".split(' ').map(String::from).collect(),
             status: "Name:\tsh\nUid:\t0\t1\t2\t3\nVmLck:\t      8 kB\n".into(),
             wchan: "do_wait".into(),
+            cmdline: b"sh\0-c\0x\n\0".to_vec(),
         };
         assert_eq!(t.value(Source::Stat(2), 4).as_deref(), Some("sh"));
         assert_eq!(t.value(Source::Stat(8), 4).as_deref(), Some("-1"));
@@ -212,5 +223,17 @@ mod tests {
         };
         assert_eq!(no_mm.value(lck, 4).as_deref(), Some("0"));
         assert_eq!(t.value(Source::Stat(99), 4), None);
+        assert_eq!(
+            t.value(Source::Cmdline, 4).as_deref(),
+            Some("sh\\x00-c\\x00x\\n\\x00")
+        );
+        let long = ProcTask {
+            cmdline: vec![b'a'; nproc_proto::CMDLINE_MAX + 10],
+            ..t.clone()
+        };
+        assert_eq!(
+            long.value(Source::Cmdline, 4).map(|v| v.len()),
+            Some(nproc_proto::CMDLINE_MAX)
+        );
     }
 }

@@ -68,7 +68,7 @@ fn wire_len(r: &nproc_genl::Record) -> usize {
                 Value::U32(_) | Value::S32(_) => 4,
                 Value::U64(_) => 8,
                 Value::Str(b) => b.len() + 1,
-                Value::Raw(b) => b.len(),
+                Value::Bytes(b) | Value::Raw(b) => b.len(),
             };
             (4 + n).next_multiple_of(4)
         })

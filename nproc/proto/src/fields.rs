@@ -96,8 +96,10 @@ pub mod field_id {
     /// `wchan`: /proc/PID/wchan: the name of the function the task sleeps
     /// in, or `"0"` (running, not permitted, or no symbol).
     pub const WCHAN: u16 = 42;
+    /// `cmdline`: /proc/PID/cmdline, its first [`crate::CMDLINE_MAX`] bytes.
+    pub const CMDLINE: u16 = 43;
     /// The largest task field id.
-    pub const MAX: u16 = WCHAN;
+    pub const MAX: u16 = CMDLINE;
 }
 
 /// Every task field, in id order (index = id - 1).
@@ -437,5 +439,16 @@ pub static TASK_FIELDS: [FieldDesc; field_id::MAX as usize] = [
         unit: Unit::None,
         flags: flags::PER_THREAD | flags::NEEDS_PTRACE | flags::EXPENSIVE,
         proc_source: "/proc/PID/wchan",
+    },
+    FieldDesc {
+        id: field_id::CMDLINE,
+        name: "cmdline",
+        ty: FieldType::Bytes,
+        unit: Unit::None,
+        // Not per thread: every thread reads the same mm. Not guarded:
+        // /proc/PID/cmdline is 0444 with no ptrace check. Expensive: it
+        // reads the task's memory, which may fault pages in.
+        flags: flags::EXPENSIVE,
+        proc_source: "/proc/PID/cmdline, its first CMDLINE_MAX bytes",
     },
 ];

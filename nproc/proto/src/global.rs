@@ -25,8 +25,10 @@ pub mod global_id {
     pub const MEM_AVAILABLE: u16 = 7;
     /// `nr_cpus_online`: CPUs online, sysconf(_SC_NPROCESSORS_ONLN).
     pub const NR_CPUS_ONLINE: u16 = 8;
+    /// `pid_max`: /proc/sys/kernel/pid_max (ps sizes its pid columns by it).
+    pub const PID_MAX: u16 = 9;
     /// The largest global item id.
-    pub const MAX: u16 = NR_CPUS_ONLINE;
+    pub const MAX: u16 = PID_MAX;
 }
 
 /// Every global item, in id order (index = id - 1).
@@ -94,5 +96,13 @@ pub static GLOBAL_ITEMS: [FieldDesc; global_id::MAX as usize] = [
         unit: Unit::Count,
         flags: 0,
         proc_source: "CPUs online, sysconf(_SC_NPROCESSORS_ONLN)",
+    },
+    FieldDesc {
+        id: global_id::PID_MAX,
+        name: "pid_max",
+        ty: FieldType::U32,
+        unit: Unit::Count,
+        flags: 0,
+        proc_source: "/proc/sys/kernel/pid_max",
     },
 ];

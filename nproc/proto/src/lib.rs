@@ -56,6 +56,22 @@ pub const FAMILY_VERSION: u8 = 1;
 /// kernel sends names as `NLA_NUL_STRING`.
 pub const NAME_MAX: usize = 15;
 
+/// The most bytes of a command line ([`field_id::CMDLINE`]) the kernel
+/// sends: the first `CMDLINE_MAX` bytes of what `/proc/PID/cmdline`
+/// reads. A value of exactly this length may be cut; a client that needs
+/// more reads `/proc/PID/cmdline` for that task.
+///
+/// Why 2 KiB: one task is one netlink message, and a message that does
+/// not fit an empty dump buffer ends the dump with an error. Netlink
+/// guarantees only `NLMSG_GOODSIZE` (a page minus the skb overhead, about
+/// 3.7 KiB with 4 KiB pages) per buffer, and every other field of a task
+/// together (wchan up to `KSYM_NAME_LEN`, comm, 41 numbers) takes up to
+/// about 1.1 KiB. 2 KiB also bounds the work per task: at most one page
+/// of the task's memory is touched (faulted in, possibly) for it.
+/// Command lines longer than that are rare (`ps` shows them cut to the
+/// terminal anyway), and the fallback keeps them exact.
+pub const CMDLINE_MAX: usize = 2048;
+
 /// Commands (`genlmsghdr.cmd`).
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +148,9 @@ pub enum FieldType {
     S32 = 3,
     /// NUL-terminated string (comm, wchan).
     String = 4,
+    /// Raw bytes, the attribute's whole payload, NULs included and none
+    /// added (a command line: `NUL`-separated arguments).
+    Bytes = 5,
 }
 
 impl FieldType {
@@ -142,6 +161,7 @@ impl FieldType {
             2 => Some(Self::U64),
             3 => Some(Self::S32),
             4 => Some(Self::String),
+            5 => Some(Self::Bytes),
             _ => None,
         }
     }
@@ -153,6 +173,7 @@ impl FieldType {
             Self::U64 => "u64",
             Self::S32 => "s32",
             Self::String => "string",
+            Self::Bytes => "bytes",
         }
     }
 }

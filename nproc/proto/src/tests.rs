@@ -115,7 +115,8 @@ fn render_uapi_header() -> String {
     h += &format!("#define NPROC_FAMILY_NAME\t\"{FAMILY_NAME}\"\n");
     h += &format!("#define NPROC_FAMILY_VERSION\t{FAMILY_VERSION}\n");
     h += &format!("#define NPROC_NAME_MAX\t\t{NAME_MAX}\n");
-    h += &format!("#define NPROC_BITMAP_WORDS_MAX\t{BITMAP_WORDS_MAX}\n\n");
+    h += &format!("#define NPROC_BITMAP_WORDS_MAX\t{BITMAP_WORDS_MAX}\n");
+    h += &format!("#define NPROC_CMDLINE_MAX\t{CMDLINE_MAX}\n\n");
     let cmds = [
         ("GET_FIELDS", Cmd::GetFields),
         ("GET_GLOBAL", Cmd::GetGlobal),
@@ -164,6 +165,7 @@ fn render_uapi_header() -> String {
         FieldType::U64,
         FieldType::S32,
         FieldType::String,
+        FieldType::Bytes,
     ];
     let lines: Vec<_> = types
         .iter()

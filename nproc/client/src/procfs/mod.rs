@@ -235,6 +235,7 @@ mod tests {
         let want = Want {
             cmdline: true,
             wchan: true,
+            ..Want::default()
         };
         let mut seen = Vec::new();
         src.for_each_task(Scope::Processes, want, &mut |t| {

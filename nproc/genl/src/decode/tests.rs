@@ -129,3 +129,30 @@ fn extack_missing_attribute() {
         Some("missing attribute 2 (the field bitmap)")
     );
 }
+
+#[test]
+fn bytes_keep_their_nuls_and_length() {
+    // A command line: NUL-separated, no terminator added; padding after
+    // an odd length is not part of the value; an empty one is empty.
+    let msg = nested(
+        attr::TASK,
+        &[
+            nla(field_id::TGID, &7u32.to_ne_bytes()),
+            nla(field_id::CMDLINE, b"sleep\x001000\x00x"),
+        ],
+    );
+    let r = task(&msg).unwrap();
+    assert_eq!(
+        r.get(field_id::CMDLINE),
+        Some(&Value::Bytes(b"sleep\x001000\x00x".to_vec()))
+    );
+    assert_eq!(
+        r.get(field_id::CMDLINE).unwrap().to_string(),
+        "sleep\\x001000\\x00x"
+    );
+    let msg = nested(attr::TASK, &[nla(field_id::CMDLINE, b"")]);
+    assert_eq!(
+        task(&msg).unwrap().get(field_id::CMDLINE),
+        Some(&Value::Bytes(Vec::new()))
+    );
+}

@@ -1,0 +1,82 @@
+#!/bin/sh
+# parity.sh NPS [PS]: nps (its default source, nproc) against procps ps on
+# a kernel with CONFIG_NPROC, for the options the issue names. Run it in
+# the guest as every user whose view matters (root, then an unprivileged
+# uid): wchan and cmdline follow the reader's permissions.
+#
+# Every case runs ps, nps, ps with the same arguments; a try counts when
+# the two ps runs agree (nothing changed in between), and the case passes
+# when nps printed the same bytes and exit status in a try that counts.
+# Tasks that change between the runs (a busy machine) cost tries; a real
+# difference fails every try, and the case fails with the last diff; a
+# case whose ps output never settles fails too. Two lines are dropped
+# from every output: the lister's own (its pid and command differ by
+# nature) and this script's shell's (it is never idle, so its %CPU moves
+# between any two runs).
+#
+# Output: one "PASS name" or "FAIL name" line per case, a diff for each
+# failure, and "parity: N passed, M failed" last; exit status 0 only when
+# all passed.
+NPS=${1:?usage: parity.sh NPS [PS]}
+PS=${2:-/bin/ps}
+TRIES=${PARITY_TRIES:-30}
+unset COLUMNS LIBPROC_HIDE_KERNEL PS_FORMAT PS_PERSONALITY
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+# run OUT COL PROG ARGS...: PROG's stdout without the lines whose column
+# COL is its own pid or this shell's, then its exit status as a last line.
+run() {
+	out=$1 col=$2
+	shift 2
+	sh -c 'echo $$ > "$0.pid"; exec "$@"' "$out" "$@" > "$out.raw"
+	rc=$?
+	awk -v col="$col" -v pid="$(cat "$out.pid")" -v self="$$" \
+		'$col != pid && $col != self' "$out.raw" > "$out"
+	echo "exit $rc" >> "$out"
+}
+
+pass=0 fail=0
+# check NAME COL ARGS...: COL is the PID column of this format.
+check() {
+	name=$1 col=$2
+	shift 2
+	i=0 settled=
+	while [ "$i" -lt "$TRIES" ]; do
+		i=$((i + 1))
+		run "$tmp/a" "$col" "$PS" "$@"
+		run "$tmp/n" "$col" "$NPS" "$@"
+		run "$tmp/b" "$col" "$PS" "$@"
+		cmp -s "$tmp/a" "$tmp/b" || continue
+		settled=1
+		if cmp -s "$tmp/a" "$tmp/n"; then
+			echo "PASS $name ($(($(wc -l < "$tmp/a") - 1)) lines)"
+			pass=$((pass + 1))
+			return
+		fi
+		# A task may have changed between the nps run and both ps runs
+		# around it: keep the difference and try again.
+		diff "$tmp/a" "$tmp/n" > "$tmp/diff"
+	done
+	fail=$((fail + 1))
+	if [ -z "$settled" ]; then
+		echo "FAIL $name: ps output never settled in $TRIES tries"
+		return
+	fi
+	echo "FAIL $name: nps $* differs from ps in every settled try; the last:"
+	head -40 "$tmp/diff"
+}
+
+check "ax" 1 ax
+check "aux" 2 aux
+check "-e" 1 -e
+check "-ef" 2 -ef
+check "-el" 4 -el
+check "-L" 1 -L
+check "-eL" 1 -eL
+check "-eLf" 2 -eLf
+check "-eo list" 1 -eo pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan
+check "-eo args,wchan" 1 -eo pid,args,wchan
+check "aux ww" 2 auxww
+echo "parity: $pass passed, $fail failed ($(id -un 2>/dev/null || id -u))"
+[ "$fail" -eq 0 ]
