@@ -121,6 +121,31 @@ fn partition_point(
     lo
 }
 
+/// First position in `lo..hi` whose address is above `addr` (addresses
+/// ascend), like `partition_point(t, lo, hi, |a| a <= addr)`, but with the
+/// halving step a conditional move instead of a branch: the range is a
+/// bucket's two or three symbols at random addresses, where a branch on
+/// each comparison is mispredicted about half the time. A position whose
+/// address cannot be read (never, in range) counts as above `addr`.
+#[inline]
+fn upper_bound(t: &KallsymsTables<'_>, lo: usize, hi: usize, addr: u64) -> usize {
+    if lo >= hi {
+        return lo;
+    }
+    let below = |p: usize| t.sym_address(p).is_some_and(|a| a <= addr);
+    // Invariant: the answer lies in base..=base + len.
+    let mut base = lo;
+    let mut len = hi.saturating_sub(lo);
+    while len > 1 {
+        let half = len / 2;
+        // base + half < hi: no overflow.
+        let mid = base.saturating_add(half);
+        base = if below(mid) { mid } else { base };
+        len = len.saturating_sub(half);
+    }
+    base.saturating_add(usize::from(below(base)))
+}
+
 /// Fills `buckets` and `name_delta` for `t`. The table must have passed
 /// [`KallsymsTables::validate`]; the storage must have the sizes `layout`
 /// gives.
@@ -218,12 +243,19 @@ impl<'a> AddrIndex<'a> {
             }
         };
         // Last position in range_lo..=range_hi with address <= addr.
-        let upper = partition_point(t, range_lo, range_hi.saturating_add(1), |a| a <= addr);
+        let upper = upper_bound(t, range_lo, range_hi.saturating_add(1), addr);
         let cand = upper.saturating_sub(1);
         let start = t.sym_address(cand)?;
         // Back to the first alias (never below range_lo for indexed
-        // addresses: bucket entries point at first aliases).
-        let pos = partition_point(t, range_lo.min(cand), cand, |a| a < start);
+        // addresses: bucket entries point at first aliases). Most symbols
+        // have no alias before them: one load says so, and the search
+        // runs only when there is one.
+        let pos = match cand.checked_sub(1).filter(|&p| p >= range_lo) {
+            Some(prev) if t.sym_address(prev) == Some(start) => {
+                partition_point(t, range_lo, prev, |a| a < start)
+            }
+            _ => cand,
+        };
         let end = t.symbol_end(s, cand.saturating_add(1), start, addr)?;
         let off = self.name_offset(t, pos)?;
         let p = SymbolPos {

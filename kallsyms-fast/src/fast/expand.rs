@@ -87,10 +87,9 @@ impl TokenSlots {
         // A u8 always indexes the 256 slots: these `get`s cannot fail and
         // compile to plain loads.
         let first_len = *self.len.get(usize::from(first))?;
-        // The fast path needs every token in a slot and room for a whole
-        // slot past the longest possible name; else do what the kernel does.
-        let worst = rest.len().saturating_mul(SLOT).saturating_add(SLOT);
-        if first_len == LONG || first_len == 0 || worst > KSYM_NAME_LEN {
+        // The fast path needs every token in a slot; else do what the
+        // kernel does.
+        if first_len == LONG || first_len == 0 {
             return expand_symbol_into(t, off, buf);
         }
         // The first token starts with the type character: drop it.
@@ -100,17 +99,30 @@ impl TokenSlots {
         let mut pos = usize::from(first_len).saturating_sub(1);
         for &b in rest {
             let l = *self.len.get(usize::from(b))?;
-            if l == LONG {
+            // pos <= KSYM_NAME_LEN - 1 and l <= SLOT: no saturation.
+            let next = pos.saturating_add(usize::from(l));
+            // A token out of a slot, or a name the kernel would cut at
+            // KSYM_NAME_LEN - 1 bytes: the kernel's own walk.
+            if l == LONG || next > KSYM_NAME_LEN - 1 {
                 return expand_symbol_into(t, off, buf);
             }
-            // pos + SLOT <= KSYM_NAME_LEN: at most one slot per token, and
-            // rest.len() * SLOT + SLOT <= KSYM_NAME_LEN was checked, so the
-            // window exists and the sums cannot saturate.
-            let window = buf.get_mut(pos..pos.saturating_add(SLOT));
-            if let (Some(dst), Some(src)) = (window, self.bytes.get(usize::from(b))) {
-                dst.copy_from_slice(src);
+            let src = self.bytes.get(usize::from(b))?;
+            match buf.get_mut(pos..pos.saturating_add(SLOT)) {
+                // A whole slot fits: one 16-byte store, whatever the
+                // token's length (the bytes past it are scratch).
+                Some(dst) => dst.copy_from_slice(src),
+                // The last slot's worth of the buffer (names of 30 tokens
+                // and more): the token's own bytes, which fit (checked).
+                None => {
+                    let (Some(dst), Some(src)) =
+                        (buf.get_mut(pos..next), src.get(..usize::from(l)))
+                    else {
+                        return expand_symbol_into(t, off, buf);
+                    };
+                    dst.copy_from_slice(src);
+                }
             }
-            pos = pos.saturating_add(usize::from(l));
+            pos = next;
         }
         Some((end, pos))
     }
