@@ -70,8 +70,9 @@ pub struct Task {
     /// prints `total_vm << (PAGE_SHIFT - 10)`: a source without `status`
     /// derives it as `vsize / 1024`.
     pub vm_size_kib: u64,
-    /// status `VmRSS:` in KiB (0 when the task has no mm): `rss` pages
-    /// times the page size in KiB.
+    /// status `VmRSS:` in KiB (0 when the task has no mm): the exact
+    /// resident pages (statm's, not stat's `rss`) times the page size in
+    /// KiB.
     pub vm_rss_kib: u64,
     /// status `VmLck:` in KiB (0 when the task has no mm): `locked_vm`
     /// pages times the page size in KiB.

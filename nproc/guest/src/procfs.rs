@@ -62,6 +62,7 @@ pub fn source(name: &str) -> Option<Source> {
         "processor" => Stat(39),
         "rt_priority" => Stat(40),
         "policy" => Stat(41),
+        "resident" => Statm(2),
         "shared" => Statm(3),
         "text" => Statm(4),
         "data" => Statm(6),

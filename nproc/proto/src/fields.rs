@@ -96,8 +96,13 @@ pub mod field_id {
     /// `wchan`: /proc/PID/wchan: the name of the function the task sleeps
     /// in, or `"0"` (running, not permitted, or no symbol).
     pub const WCHAN: u16 = 42;
+    /// `resident`: statm field 2, the exact resident set (status `VmRSS`
+    /// in pages); stat's `rss` is the same counters read without summing
+    /// the per-CPU parts, and `ps` shows `VmRSS`.
+    pub const RESIDENT: u16 = 43;
     /// `cmdline`: /proc/PID/cmdline, its first [`crate::CMDLINE_MAX`] bytes.
-    pub const CMDLINE: u16 = 43;
+    /// The last id: the kernel reads it after the others, with no lock held.
+    pub const CMDLINE: u16 = 44;
     /// The largest task field id.
     pub const MAX: u16 = CMDLINE;
 }
@@ -439,6 +444,14 @@ pub static TASK_FIELDS: [FieldDesc; field_id::MAX as usize] = [
         unit: Unit::None,
         flags: flags::PER_THREAD | flags::NEEDS_PTRACE | flags::EXPENSIVE,
         proc_source: "/proc/PID/wchan",
+    },
+    FieldDesc {
+        id: field_id::RESIDENT,
+        name: "resident",
+        ty: FieldType::U64,
+        unit: Unit::Pages,
+        flags: 0,
+        proc_source: "statm field 2 (status VmRSS, in pages)",
     },
     FieldDesc {
         id: field_id::CMDLINE,

@@ -41,7 +41,9 @@ pub fn for_kind(kind: Kind) -> &'static [u16] {
         ],
         Kind::State => &[f::STATE],
         Kind::Vsz | Kind::Sz => &[f::VSIZE],
-        Kind::Rss | Kind::Pmem => &[f::RSS],
+        // pr_rss(), pr_pmem(): status VmRSS, the exact sum (`resident`),
+        // not stat's rss.
+        Kind::Rss | Kind::Pmem => &[f::RESIDENT],
         Kind::Time | Kind::Times | Kind::BsdTime => &[f::UTIME, f::STIME],
         Kind::Nlwp => &[f::NR_THREADS],
         Kind::Tty => &[f::TTY_NR, f::TID],

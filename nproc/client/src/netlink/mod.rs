@@ -132,7 +132,7 @@ fn task_of(r: &Record, page_size: u64) -> Result<Task, SourceError> {
     t.cutime = num(r, f::CUTIME);
     t.cstime = num(r, f::CSTIME);
     t.start_time = num(r, f::START_TIME);
-    fill_kib(&mut t, num(r, f::LOCKED), page_size);
+    fill_kib(&mut t, num(r, f::RESIDENT), num(r, f::LOCKED), page_size);
     t.processor = signed(r, f::PROCESSOR);
     t.wchan = match r.get(f::WCHAN) {
         None => Wchan::Unreadable,
@@ -155,11 +155,13 @@ fn task_of(r: &Record, page_size: u64) -> Result<Task, SourceError> {
 /// The status-derived sizes, from the page size the kernel gave:
 /// status prints `VmSize` as `total_vm << (PAGE_SHIFT - 10)` (stat's
 /// `vsize` is `total_vm * PAGE_SIZE`), `VmRSS` and `VmLck` as pages
-/// shifted the same way.
-fn fill_kib(t: &mut Task, locked_pages: u64, page_size: u64) {
+/// shifted the same way. `VmRSS` is the `resident` field (the per-CPU
+/// counters summed), not stat's `rss`, which reads them without the
+/// per-CPU parts and may differ by a few dozen pages.
+fn fill_kib(t: &mut Task, resident_pages: u64, locked_pages: u64, page_size: u64) {
     let kib = page_size / 1024;
     t.vm_size_kib = t.vsize / 1024;
-    t.vm_rss_kib = t.rss * kib;
+    t.vm_rss_kib = resident_pages * kib;
     t.vm_lck_kib = locked_pages * kib;
 }
 
@@ -300,7 +302,8 @@ mod tests {
             (f::NICE, Value::S32(-5)),
             (f::NR_THREADS, Value::U32(3)),
             (f::VSIZE, Value::U64(8192 * 1024)),
-            (f::RSS, Value::U64(10)),
+            (f::RSS, Value::U64(9)),
+            (f::RESIDENT, Value::U64(10)),
             (f::LOCKED, Value::U64(2)),
             (f::WCHAN, Value::Str(b"0".to_vec())),
             (f::CMDLINE, Value::Bytes(b"sleep\x001000\x00".to_vec())),
