@@ -143,10 +143,12 @@ count() {
 	set -- /proc/[0-9]*
 	echo "population $tasks tasks $# processes"
 	echo "slab-before $(sed -n 's/^Slab: *//p' /proc/meminfo)"
-	if nps --help 2>&1 | grep -q -- --source; then
-		echo "nps-source $(nps --source 2>&1 | head -1)"
+	# Plain `nps` reads the nproc family (its default source); say so only
+	# if that source answers here.
+	if out=$(nps --source nproc -p 1 2>&1); then
+		echo "nps-source nproc (the default)"
 	else
-		echo "nps-source proc (nps has no --source flag: it reads /proc)"
+		echo "nps-source none: $(echo "$out" | head -1)"
 	fi
 
 	parity ax ax

@@ -207,6 +207,11 @@ fn check(r: &Results, dumps: u32) -> Vec<String> {
     if r.tasks == 0 {
         bad.push("no population line".into());
     }
+    // The benchmark compares procps with nps on the nproc family: nps on
+    // any other source would measure the wrong thing.
+    if !r.source.starts_with("nproc") {
+        bad.push(format!("nps does not read nproc here: {}", r.source));
+    }
     for p in ["ax", "eo"] {
         if !r.parity.iter().any(|x| x == p) {
             bad.push(format!("no identical `{p}` parity line"));
@@ -371,7 +376,7 @@ mod tests {
     use super::*;
 
     const GOOD: &str = "population 5001 tasks 3990 processes\n\
-        nps-source proc (nps has no --source flag: it reads /proc)\n\
+        nps-source nproc (the default)\n\
         parity ax identical 3990 lines (try 1)\nparity eo identical 3990 lines (try 1)\n\
         time ps-ax 2 20000000 4000000 12000000\ntime nps-ax 2 8000000 2000000 5000000\n\
         time ps-eo 2 22000000 4000000 14000000\ntime nps-eo 2 9000000 2000000 6000000\n\
