@@ -63,11 +63,28 @@ own() {
 	sh -c 'echo $$ > /tmp/pid; exec "$@"' sh "$@" > $out
 }
 
-# parity NAME ARGS...: nps ARGS between two runs of /bin/ps ARGS; its
-# output must equal, byte for byte, the output of one of them (tasks that
-# change between reads, such as a kworker's current workqueue in `ax`,
-# can make a try inconclusive: up to 5 tries). The readers' own lines are
-# left out.
+# per_line A B C: A, B and C have as many lines, and every line of B is,
+# byte for byte, the same line of A or of C.
+per_line() {
+	awk -v a="$1" -v c="$3" '
+		FILENAME == a { A[FNR] = $0; na = FNR; next }
+		FILENAME == c { C[FNR] = $0; nc = FNR; next }
+		{ B[FNR] = $0; nb = FNR }
+		END {
+			if (na != nb || nc != nb)
+				exit 1
+			for (i = 1; i <= nb; i++)
+				if (B[i] != A[i] && B[i] != C[i])
+					exit 1
+		}' "$1" "$3" "$2"
+}
+
+# parity NAME ARGS...: nps ARGS between two runs of /bin/ps ARGS; every
+# line of its output must equal, byte for byte, the same line of one of
+# them: a task that changed once while the three ran (a kworker's current
+# workqueue, a kthread's CPU time ticking over) shows the old or the new
+# value. A task that changed twice, or appeared, makes a try inconclusive:
+# up to 5 tries. The readers' own lines are left out.
 parity() {
 	name=$1
 	shift
@@ -78,11 +95,11 @@ parity() {
 		sed -i "/^ *$(cat /tmp/pid) /d" /tmp/nps
 		own /tmp/ps2 /bin/ps "$@"
 		sed -i "/^ *$(cat /tmp/pid) /d" /tmp/ps2
-		if cmp -s /tmp/ps1 /tmp/nps || cmp -s /tmp/ps2 /tmp/nps; then
-			echo "parity $name identical $(wc -l < /tmp/nps) lines (try $try)"
+		if per_line /tmp/ps1 /tmp/nps /tmp/ps2; then
+			echo "parity $name identical $(wc -l < /tmp/nps) lines, each as one of the two ps runs (try $try)"
 			return
 		fi
-		echo "# parity $name try $try: nps differs from both ps runs; nps vs the first:"
+		echo "# parity $name try $try: a line of nps is in neither ps run; nps vs the first:"
 		diff /tmp/ps1 /tmp/nps | head -20
 	done
 	fail "nps $* differs from /bin/ps $* in 5 tries"
