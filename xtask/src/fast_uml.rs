@@ -98,15 +98,7 @@ pub fn run(o: &Options) -> Result<u8> {
         ta - tb
     );
     let out = boot.dir.join("out");
-    let mut fails = Vec::new();
-    if boot.timed_out {
-        fails.push(format!("timed out after {}s", o.timeout.as_secs()));
-    }
-    fails.extend(
-        uml::kernel_trouble(&boot.console)
-            .into_iter()
-            .map(|l| format!("kernel trouble: {l}")),
-    );
+    let mut fails = boot.faults(o.timeout);
     match boot.verdict.as_deref() {
         Some("ok") => {}
         Some(v) => fails.push(format!("guest verdict: {v}")),

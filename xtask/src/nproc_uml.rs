@@ -102,15 +102,7 @@ pub fn run(o: &Options) -> Result<u8> {
         ta - tb
     );
     let out = boot.dir.join("out");
-    let mut fails = Vec::new();
-    if boot.timed_out {
-        fails.push(format!("timed out after {}s", o.timeout.as_secs()));
-    }
-    fails.extend(
-        uml::kernel_trouble(&boot.console)
-            .into_iter()
-            .map(|l| format!("kernel trouble: {l}")),
-    );
+    let mut fails = boot.faults(o.timeout);
     // The kernel log as the guest saw it at the end, in case a message
     // did not reach the console (its log level).
     let dmesg = fs::read_to_string(out.join("dmesg")).unwrap_or_default();

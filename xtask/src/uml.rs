@@ -333,6 +333,24 @@ pub struct Boot {
     pub exit_code: Option<i32>,
 }
 
+impl Boot {
+    /// What went wrong with the run itself, whatever the job checked: a
+    /// timeout (`timeout` is the one [`boot`] was given) and each line of
+    /// kernel trouble on the console.
+    pub fn faults(&self, timeout: Duration) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.timed_out {
+            v.push(format!("timed out after {}s", timeout.as_secs()));
+        }
+        v.extend(
+            kernel_trouble(&self.console)
+                .into_iter()
+                .map(|l| format!("kernel trouble: {l}")),
+        );
+        v
+    }
+}
+
 /// Boot `image` on the root `root` (see [`make_root`]) with `extra` on the
 /// command line; the run is bounded by `timeout`. The console goes to
 /// `dir/console.log` and the root's `out/` is moved to `dir/out`.
