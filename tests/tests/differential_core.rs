@@ -305,3 +305,77 @@ fn token_tables_round_trip_and_use_long_tokens() {
         "{multi} {long} {single_token}"
     );
 }
+
+/// The address index's search tree on shapes the random tables rarely
+/// make: runs of over a thousand symbols one byte apart (a kernel's
+/// `.data.once`) between sparse ones, three tree levels, aliases across
+/// leaf blocks, and (with `_stext` at 0, so that absolute per-CPU symbols
+/// are indexed too) addresses 4 GiB and more above the first indexed
+/// symbol, whose keys saturate and which take the binary search.
+#[test]
+fn address_tree_dense_runs_and_far_addresses() {
+    for (absolute_percpu, stext) in [(false, TEXT), (true, 0)] {
+        let mut symbols = Vec::new();
+        if absolute_percpu {
+            for i in 0..40u64 {
+                symbols.push(RawSymbol {
+                    addr: i * 8,
+                    kind: b'D',
+                    name: format!("pcpu{i}").into_bytes(),
+                });
+            }
+        }
+        let mut addr = TEXT;
+        for i in 0..5000u64 {
+            // Sparse, then a dense run, then sparse; an alias every 17th.
+            let gap = match i {
+                0 => 0,
+                _ if i % 17 == 0 => 0,
+                800..=2100 => 1,
+                _ => 0x40 + (i % 7) * 0x100,
+            };
+            addr += gap;
+            symbols.push(RawSymbol {
+                addr,
+                kind: if i < 800 { b't' } else { b'd' },
+                name: format!("s{i}").into_bytes(),
+            });
+        }
+        let last = addr;
+        let sections = Sections {
+            stext,
+            etext: TEXT + 0x1000,
+            end: last + 64,
+            all_symbols: true,
+            ..Default::default()
+        };
+        let k = Kernel {
+            symbols,
+            absolute_percpu,
+            sections,
+            token_seed: None,
+        };
+        let b = build(&k);
+        assert!(b.al.levels >= 3, "three tree levels: {:?}", b.al);
+        let view = b.tables.view();
+        let main = Mainline::new(view, k.sections);
+        let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
+        let fast = FastCore {
+            tables: view,
+            sections: k.sections,
+            addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
+            tokens: &tokens,
+        };
+        let (mut n1, mut n2) = (NameBuf::new(), NameBuf::new());
+        let mut answered = 0;
+        for addr in probe_addresses(&k, &[]) {
+            let m = main.lookup(addr, &mut n1);
+            assert_eq!(m, fast.lookup(addr, &mut n2), "address {addr:#x}");
+            if m.is_some() {
+                answered += 1;
+                assert_eq!(n1.as_bytes(), n2.as_bytes(), "name at {addr:#x}");
+            }
+        }
+        assert!(answered > 3 * 5000, "symbols looked up: {answered}");
+    }
+}

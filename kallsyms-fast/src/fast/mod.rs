@@ -12,6 +12,7 @@ pub mod expand;
 pub mod module_index;
 #[cfg(feature = "name-index")]
 pub mod name_index;
+pub mod prefetch;
 
 use crate::mainline::SymbolPos;
 use crate::name::NameBuf;
