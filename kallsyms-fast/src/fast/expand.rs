@@ -107,21 +107,17 @@ impl TokenSlots {
                 return expand_symbol_into(t, off, buf);
             }
             let src = self.bytes.get(usize::from(b))?;
-            match buf.get_mut(pos..pos.saturating_add(SLOT)) {
-                // A whole slot fits: one 16-byte store, whatever the
-                // token's length (the bytes past it are scratch).
-                Some(dst) => dst.copy_from_slice(src),
-                // The last slot's worth of the buffer (names of 30 tokens
-                // and more): the token's own bytes, which fit (checked).
-                None => {
-                    let (Some(dst), Some(src)) =
-                        (buf.get_mut(pos..next), src.get(..usize::from(l)))
-                    else {
-                        return expand_symbol_into(t, off, buf);
-                    };
-                    dst.copy_from_slice(src);
-                }
-            }
+            // A whole slot fits: one 16-byte store, whatever the token's
+            // length (the bytes past it are scratch). As arrays, so that
+            // no length check (and panic path) is left. A name that
+            // reaches the buffer's last 16 bytes (over 496 bytes long:
+            // rare even among Rust's mangled names) takes the kernel's
+            // walk: a byte-wise tail here would be merged by the compiler
+            // with the slot copy into one `memcpy` call per token.
+            let Some(dst) = buf.get_mut(pos..).and_then(|r| r.first_chunk_mut::<SLOT>()) else {
+                return expand_symbol_into(t, off, buf);
+            };
+            dst.copy_from_slice(src);
             pos = next;
         }
         Some((end, pos))
