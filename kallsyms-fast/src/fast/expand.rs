@@ -4,9 +4,12 @@
 //! `kallsyms_token_index` and copies it byte by byte up to its NUL. Here the
 //! 256 tokens are copied once, at index build time, into fixed 16-byte slots
 //! with their lengths (4.3 KiB per kernel, not per symbol). Expanding a
-//! token is then one unaligned 16-byte store and an add; tokens longer than
-//! a slot (none in real kernels, where the longest is about 10 bytes) are
-//! copied from the table as the kernel does. The output is identical.
+//! token is then one unaligned 16-byte store and an add. A token longer
+//! than a slot is copied from the table, out of line: C-only kernels have
+//! none (the longest is about 10 bytes), but a Rust-enabled one has crate
+//! hashes such as `Cs2DxGA1hvVcO_4core` (19 bytes, in 3% of the symbols of
+//! a 6.12 UML defconfig), whose names took the kernel's whole walk before.
+//! The output is identical.
 
 use crate::name::{expand_symbol_into, NameBuf};
 use crate::tables::{KallsymsTables, KSYM_NAME_LEN};
@@ -99,11 +102,18 @@ impl TokenSlots {
         let mut pos = usize::from(first_len).saturating_sub(1);
         for &b in rest {
             let l = *self.len.get(usize::from(b))?;
+            if l == LONG {
+                match copy_long_token(t, b, buf, pos) {
+                    Some(next) => pos = next,
+                    None => return expand_symbol_into(t, off, buf),
+                }
+                continue;
+            }
             // pos <= KSYM_NAME_LEN - 1 and l <= SLOT: no saturation.
             let next = pos.saturating_add(usize::from(l));
-            // A token out of a slot, or a name the kernel would cut at
-            // KSYM_NAME_LEN - 1 bytes: the kernel's own walk.
-            if l == LONG || next > KSYM_NAME_LEN - 1 {
+            // A name the kernel would cut at KSYM_NAME_LEN - 1 bytes: the
+            // kernel's own walk.
+            if next > KSYM_NAME_LEN - 1 {
                 return expand_symbol_into(t, off, buf);
             }
             let src = self.bytes.get(usize::from(b))?;
@@ -122,4 +132,30 @@ impl TokenSlots {
         }
         Some((end, pos))
     }
+}
+
+/// Copies token `b`, longer than a slot, from the token table to
+/// `buf[pos..]`; returns the position after it, or `None` when the name
+/// would pass `KSYM_NAME_LEN - 1` bytes (the caller then takes the
+/// kernel's walk, which cuts it where the kernel does). Out of line and
+/// cold: inlined, its variable-length copy would be merged with the
+/// loop's 16-byte slot copy into a `memcpy` call per token.
+#[cold]
+#[inline(never)]
+fn copy_long_token(
+    t: &KallsymsTables<'_>,
+    b: u8,
+    buf: &mut [u8; KSYM_NAME_LEN],
+    pos: usize,
+) -> Option<usize> {
+    let tok = t.token(b)?;
+    let next = pos.checked_add(tok.len())?;
+    if next > KSYM_NAME_LEN - 1 {
+        return None;
+    }
+    // Equal lengths (next = pos + tok.len()); zip leaves no panic path.
+    for (d, &c) in buf.get_mut(pos..next)?.iter_mut().zip(tok) {
+        *d = c;
+    }
+    Some(next)
 }
