@@ -92,6 +92,16 @@ impl Record {
             .and_then(|i| self.values.get(i))
             .map(|(_, v)| v)
     }
+
+    /// Moves the value of field `id` out, leaving an empty
+    /// [`Value::Raw`] in its place (no allocation): a consumer that keeps
+    /// a string takes it instead of copying it.
+    pub fn take(&mut self, id: u16) -> Option<Value> {
+        let i = self.values.binary_search_by_key(&id, |(k, _)| *k).ok()?;
+        self.values
+            .get_mut(i)
+            .map(|(_, v)| std::mem::replace(v, Value::Raw(Vec::new())))
+    }
 }
 
 /// The attributes of `buf`; a truncated or overlong attribute is an error.
@@ -178,7 +188,9 @@ fn values(
     lookup: fn(u16) -> Option<&'static FieldDesc>,
     what: &str,
 ) -> Result<Vec<(u16, Value)>, Error> {
-    let mut out = Vec::new();
+    // One allocation per record: a record has at most one value per id,
+    // and a dump asks for a few dozen (an attribute is at least 4 bytes).
+    let mut out = Vec::with_capacity((buf.len() / 4).min(nproc_proto::TASK_FIELDS.len() + 1));
     for nla in nlas(buf, what) {
         let nla = nla?;
         let id = nla.kind();
@@ -192,7 +204,10 @@ fn values(
         };
         out.push((id, val));
     }
-    out.sort_by_key(|(id, _)| *id);
+    // The kernel sends ids in order: sort only what came otherwise.
+    if !out.is_sorted_by_key(|(id, _)| *id) {
+        out.sort_by_key(|(id, _)| *id);
+    }
     Ok(out)
 }
 

@@ -74,7 +74,7 @@ impl NprocSource {
                 if !go || bad.is_some() {
                     return;
                 }
-                match task_of(&r, page_size) {
+                match task_of(r, page_size) {
                     Ok(t) => go = visit(t),
                     Err(e) => bad = Some(e),
                 }
@@ -94,8 +94,10 @@ fn signed(r: &Record, id: u16) -> i32 {
 }
 
 /// A [`Task`] from one `GET_TASKS` record (fields not asked for stay as
-/// [`Task::empty`] has them).
-fn task_of(r: &Record, page_size: u64) -> Result<Task, SourceError> {
+/// [`Task::empty`] has them). The record is consumed: its strings move
+/// into the task, uncopied.
+fn task_of(mut r: Record, page_size: u64) -> Result<Task, SourceError> {
+    let r = &mut r;
     let tgid = signed(r, f::TGID);
     let tid = match r.get(f::TID) {
         Some(_) => signed(r, f::TID),
@@ -113,8 +115,8 @@ fn task_of(r: &Record, page_size: u64) -> Result<Task, SourceError> {
         t.state = num(r, f::STATE) as u8;
     }
     t.flags = num(r, f::FLAGS);
-    if let Some(Value::Str(s)) = r.get(f::COMM) {
-        t.comm = s.clone();
+    if let Some(Value::Str(s)) = r.take(f::COMM) {
+        t.comm = s;
     }
     t.nice = signed(r, f::NICE);
     t.priority = signed(r, f::PRIORITY);
@@ -134,20 +136,18 @@ fn task_of(r: &Record, page_size: u64) -> Result<Task, SourceError> {
     t.start_time = num(r, f::START_TIME);
     fill_kib(&mut t, num(r, f::RESIDENT), num(r, f::LOCKED), page_size);
     t.processor = signed(r, f::PROCESSOR);
-    t.wchan = match r.get(f::WCHAN) {
+    t.wchan = match r.take(f::WCHAN) {
         None => Wchan::Unreadable,
         // proc_pid_wchan() prints nothing else for "no symbol".
         Some(Value::Str(s)) if s == b"0" => Wchan::Zero,
-        Some(Value::Str(s)) => Wchan::Symbol(s.clone()),
-        Some(v) => return Err(bad_value("wchan", v)),
+        Some(Value::Str(s)) => Wchan::Symbol(s),
+        Some(v) => return Err(bad_value("wchan", &v)),
     };
-    t.cmdline = match r.get(f::CMDLINE) {
+    t.cmdline = match r.take(f::CMDLINE) {
         None => None,
-        Some(Value::Bytes(b)) if b.len() >= CMDLINE_MAX => {
-            reread_cmdline(tgid, tid).or(Some(b.clone()))
-        }
-        Some(Value::Bytes(b)) => Some(b.clone()),
-        Some(v) => return Err(bad_value("cmdline", v)),
+        Some(Value::Bytes(b)) if b.len() >= CMDLINE_MAX => reread_cmdline(tgid, tid).or(Some(b)),
+        Some(Value::Bytes(b)) => Some(b),
+        Some(v) => return Err(bad_value("cmdline", &v)),
     };
     Ok(t)
 }
@@ -308,7 +308,7 @@ mod tests {
             (f::WCHAN, Value::Str(b"0".to_vec())),
             (f::CMDLINE, Value::Bytes(b"sleep\x001000\x00".to_vec())),
         ]);
-        let t = task_of(&r, 4096).unwrap();
+        let t = task_of(r, 4096).unwrap();
         assert_eq!((t.tgid, t.tid, t.ppid, t.tpgid), (42, 42, 1, -1));
         assert_eq!(t.uid, [1000, 0, 0, 0]);
         assert_eq!((t.state, t.nice, t.nlwp), (b'S', -5, 3));
@@ -325,7 +325,7 @@ mod tests {
             (f::TID, Value::U32(9)),
             (f::WCHAN, Value::Str(b"do_nanosleep".to_vec())),
         ]);
-        let t = task_of(&r, 4096).unwrap();
+        let t = task_of(r, 4096).unwrap();
         assert_eq!((t.tgid, t.tid), (7, 9));
         assert_eq!(t.wchan, Wchan::Symbol(b"do_nanosleep".to_vec()));
         assert_eq!(t.cmdline, None);
@@ -335,7 +335,7 @@ mod tests {
     #[test]
     fn a_value_of_the_wrong_type_is_an_error_naming_the_field() {
         let r = record(vec![(f::TGID, Value::U32(7)), (f::CMDLINE, Value::U32(1))]);
-        let e = task_of(&r, 4096).unwrap_err().to_string();
+        let e = task_of(r, 4096).unwrap_err().to_string();
         assert!(e.contains("field cmdline"), "{e}");
     }
 }
