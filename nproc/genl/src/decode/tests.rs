@@ -158,21 +158,34 @@ fn bytes_keep_their_nuls_and_length() {
 }
 
 #[test]
-fn ids_out_of_order_are_sorted_and_take_moves_a_value_out() {
+fn ids_out_of_order_are_sorted() {
     let body = [
         nla(field_id::WCHAN, b"do_nanosleep\0"),
         nla(field_id::TGID, &7u32.to_ne_bytes()),
         nla(field_id::COMM, b"sleep\0"),
     ];
-    let mut r = task(&nested(attr::TASK, &body)).unwrap();
+    let r = task(&nested(attr::TASK, &body)).unwrap();
     let ids: Vec<u16> = r.values.iter().map(|(id, _)| *id).collect();
     assert_eq!(ids, [field_id::TGID, field_id::COMM, field_id::WCHAN]);
-    assert_eq!(
-        r.take(field_id::WCHAN),
-        Some(Value::Str(b"do_nanosleep".to_vec()))
-    );
-    // Taken: an empty raw value stays, so the ids keep their places.
-    assert_eq!(r.get(field_id::WCHAN), Some(&Value::Raw(Vec::new())));
     assert_eq!(r.get(field_id::TGID), Some(&Value::U32(7)));
-    assert_eq!(r.take(field_id::PPID), None);
+}
+
+#[test]
+fn a_view_borrows_what_a_record_copies() {
+    let body = [
+        nla(field_id::TGID, &7u32.to_ne_bytes()),
+        nla(0, &[]), // padding
+        nla(field_id::COMM, b"sleep\0"),
+        nla(1000, &[1, 2, 3, 4]),
+    ];
+    let msg = nested(attr::TASK, &body);
+    let mut seen = Vec::new();
+    task_view(&msg)
+        .unwrap()
+        .for_each(|id, v| seen.push((id, v.to_owned())))
+        .unwrap();
+    assert_eq!(seen, task(&msg).unwrap().values);
+    let bad = nested(attr::TASK, &[nla(field_id::COMM, b"abc")]);
+    let e = task_view(&bad).unwrap().for_each(|_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("without NUL"), "{e}");
 }
