@@ -17,6 +17,11 @@
 //! - dumps during a fork/exit storm: no duplicate, no lost survivor;
 //! - the fixed malformed requests, then random ones from a printed seed:
 //!   each refused, no slab growth beyond the stated tolerance.
+//! - the in-kernel benchmark (`CONFIG_NPROC_BENCH`,
+//!   `/sys/kernel/debug/nproc/bench`) with 1,000 sleeping processes: the
+//!   dump's kernel time per task at native speed for the base fields,
+//!   `nps ax`'s, `nps -eo ...,wchan`'s and all fields; printed, never
+//!   compared (a refused request fails).
 //!
 //! The run fails on any suite's failure, on kernel trouble on the console
 //! (oops, BUG, WARNING, lockdep) and on a missing result; numbers are
@@ -41,6 +46,7 @@ pub const SUITES: &[&str] = &[
     "badreq",
     "storm",
     "fuzz",
+    "bench",
 ];
 
 /// Command-line options of `nproc-uml-test`.
@@ -150,10 +156,12 @@ fn check_suites(out: &Path) -> (Vec<String>, Vec<String>) {
     for s in SUITES {
         let text = fs::read_to_string(out.join(s)).unwrap_or_default();
         let (f, n) = suite_result(s, &text);
-        for l in text
-            .lines()
-            .filter(|l| l.contains(": PASS ") || l.contains(": FAIL") || l.starts_with("fuzz: "))
-        {
+        for l in text.lines().filter(|l| {
+            l.contains(": PASS ")
+                || l.contains(": FAIL")
+                || l.starts_with("fuzz: ")
+                || l.contains(" ns/task ")
+        }) {
             eprintln!("nproc-uml-test: {l}");
         }
         fails.extend(f);

@@ -134,14 +134,68 @@ fn u32_of(v: &[u8], what: &str) -> Result<u32, Error> {
 }
 
 fn string_of(v: &[u8], what: &str) -> Result<Vec<u8>, Error> {
+    str_ref(v, what).map(<[u8]>::to_vec)
+}
+
+/// [`string_of`], borrowing.
+fn str_ref<'a>(v: &'a [u8], what: &str) -> Result<&'a [u8], Error> {
     match v.iter().position(|&b| b == 0) {
-        Some(end) => Ok(v.get(..end).unwrap_or_default().to_vec()),
+        Some(end) => Ok(v.get(..end).unwrap_or_default()),
         None => Err(Error::Decode(format!("{what}: string without NUL"))),
     }
 }
 
 /// A value of type `ty` for the field `d`.
 fn value(d: &FieldDesc, v: &[u8]) -> Result<Value, Error> {
+    value_ref(d, v).map(|v| v.to_owned())
+}
+
+/// A value as it lies in the message: numbers decoded, strings and bytes
+/// borrowed. What [`TaskView::for_each`] hands out, so that a consumer
+/// that keeps only some values (a `ps` turning them into its own record)
+/// allocates nothing for the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueRef<'a> {
+    /// [`Value::U32`].
+    U32(u32),
+    /// [`Value::U64`].
+    U64(u64),
+    /// [`Value::S32`].
+    S32(i32),
+    /// [`Value::Str`]: the bytes before the NUL.
+    Str(&'a [u8]),
+    /// [`Value::Bytes`].
+    Bytes(&'a [u8]),
+    /// [`Value::Raw`]: a field this crate does not know.
+    Raw(&'a [u8]),
+}
+
+impl ValueRef<'_> {
+    /// The number, widened as [`Value::as_u64`] widens it.
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            ValueRef::U32(v) => Some(u64::from(v)),
+            ValueRef::U64(v) => Some(v),
+            ValueRef::S32(v) => Some(v as u64),
+            ValueRef::Str(_) | ValueRef::Bytes(_) | ValueRef::Raw(_) => None,
+        }
+    }
+
+    /// The owned [`Value`].
+    pub fn to_owned(&self) -> Value {
+        match *self {
+            ValueRef::U32(v) => Value::U32(v),
+            ValueRef::U64(v) => Value::U64(v),
+            ValueRef::S32(v) => Value::S32(v),
+            ValueRef::Str(s) => Value::Str(s.to_vec()),
+            ValueRef::Bytes(b) => Value::Bytes(b.to_vec()),
+            ValueRef::Raw(b) => Value::Raw(b.to_vec()),
+        }
+    }
+}
+
+/// [`value`], borrowing.
+fn value_ref<'a>(d: &FieldDesc, v: &'a [u8]) -> Result<ValueRef<'a>, Error> {
     let bad = || {
         Error::Decode(format!(
             "field {} ({}): {} bytes for a {}",
@@ -152,23 +206,23 @@ fn value(d: &FieldDesc, v: &[u8]) -> Result<Value, Error> {
         ))
     };
     Ok(match d.ty {
-        FieldType::U32 => Value::U32(
+        FieldType::U32 => ValueRef::U32(
             <[u8; 4]>::try_from(v)
                 .map(u32::from_ne_bytes)
                 .map_err(|_| bad())?,
         ),
-        FieldType::S32 => Value::S32(
+        FieldType::S32 => ValueRef::S32(
             <[u8; 4]>::try_from(v)
                 .map(i32::from_ne_bytes)
                 .map_err(|_| bad())?,
         ),
-        FieldType::U64 => Value::U64(
+        FieldType::U64 => ValueRef::U64(
             <[u8; 8]>::try_from(v)
                 .map(u64::from_ne_bytes)
                 .map_err(|_| bad())?,
         ),
-        FieldType::String => Value::Str(string_of(v, d.name)?),
-        FieldType::Bytes => Value::Bytes(v.to_vec()),
+        FieldType::String => ValueRef::Str(str_ref(v, d.name)?),
+        FieldType::Bytes => ValueRef::Bytes(v),
     })
 }
 
@@ -178,7 +232,9 @@ fn values(
     lookup: fn(u16) -> Option<&'static FieldDesc>,
     what: &str,
 ) -> Result<Vec<(u16, Value)>, Error> {
-    let mut out = Vec::new();
+    // One allocation per record: a record has at most one value per id,
+    // and a dump asks for a few dozen (an attribute is at least 4 bytes).
+    let mut out = Vec::with_capacity((buf.len() / 4).min(nproc_proto::TASK_FIELDS.len() + 1));
     for nla in nlas(buf, what) {
         let nla = nla?;
         let id = nla.kind();
@@ -192,11 +248,59 @@ fn values(
         };
         out.push((id, val));
     }
-    out.sort_by_key(|(id, _)| *id);
+    // The kernel sends ids in order: sort only what came otherwise.
+    if !out.is_sorted_by_key(|(id, _)| *id) {
+        out.sort_by_key(|(id, _)| *id);
+    }
     Ok(out)
 }
 
 /// A `GET_TASKS` reply message's attributes.
+/// One `GET_TASKS` message, not yet decoded: [`TaskView::for_each`]
+/// decodes its values one by one, each checked as [`Record`]'s are.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskView<'a> {
+    attrs: &'a [u8],
+}
+
+impl<'a> TaskView<'a> {
+    /// The view of a task nest's contents (the attributes inside
+    /// `NPROC_A_TASK`), as a message from elsewhere (a capture, a test)
+    /// holds them; nothing is checked until [`TaskView::for_each`].
+    pub fn from_nest(attrs: &'a [u8]) -> Self {
+        TaskView { attrs }
+    }
+
+    /// Calls `f` with every value of the task in the order the kernel
+    /// sent them (id order), padding skipped; stops at the first
+    /// malformed attribute, which is the error.
+    pub fn for_each(&self, mut f: impl FnMut(u16, ValueRef<'a>)) -> Result<(), Error> {
+        for nla in nlas(self.attrs, "GET_TASKS task") {
+            let nla = nla?;
+            let id = nla.kind();
+            if id == 0 {
+                continue; // padding before a u64
+            }
+            let v = nla.into_inner_value();
+            f(
+                id,
+                match task_field(id) {
+                    Some(d) => value_ref(d, v)?,
+                    None => ValueRef::Raw(v),
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The view of one `GET_TASKS` message.
+pub(crate) fn task_view(payload: &[u8]) -> Result<TaskView<'_>, Error> {
+    Ok(TaskView {
+        attrs: nest(payload, attr::TASK, "GET_TASKS")?,
+    })
+}
+
 pub(crate) fn task(payload: &[u8]) -> Result<Record, Error> {
     let n = nest(payload, attr::TASK, "GET_TASKS")?;
     Ok(Record {

@@ -38,7 +38,7 @@ mod decode;
 mod error;
 mod socket;
 
-pub use decode::{extack_message, FieldInfo, Record, Value};
+pub use decode::{extack_message, FieldInfo, Record, TaskView, Value, ValueRef};
 pub use error::Error;
 
 use nproc_proto::{attr, task_field_by_name, Cmd, FieldBitmap, Scope};
@@ -156,6 +156,22 @@ impl Client {
                 f(decode::task(payload)?);
                 Ok(())
             },
+        )
+    }
+
+    /// `GET_TASKS`, undecoded: calls `f` with a [`TaskView`] of each
+    /// task's message, which borrows the receive buffer; an error from
+    /// `f` ends the dump with it.
+    pub fn for_each_task_view<F>(&mut self, req: &TaskRequest, mut f: F) -> Result<(), Error>
+    where
+        F: FnMut(TaskView<'_>) -> Result<(), Error>,
+    {
+        self.sock.request(
+            Cmd::GetTasks as u8,
+            &req.attrs(),
+            true,
+            "GET_TASKS",
+            |payload| f(decode::task_view(payload)?),
         )
     }
 

@@ -25,7 +25,7 @@ pub mod list;
 
 use crate::source::{Scope, Source, SourceError, Want};
 use crate::task::{Global, Task, Wchan};
-use nproc_genl::{Client, Record, TaskRequest, Value};
+use nproc_genl::{Client, TaskRequest, TaskView, ValueRef};
 use nproc_proto::{field_id as f, global_id as g, FieldBitmap, CMDLINE_MAX};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -68,87 +68,95 @@ impl NprocSource {
         // The callback cannot stop the dump: the rest is read and dropped
         // (ps stops only on a write error, after which nothing is printed).
         let mut go = true;
-        let mut bad = None;
         self.client
-            .for_each_task(&req, |r| {
-                if !go || bad.is_some() {
-                    return;
+            .for_each_task_view(&req, |view| {
+                if go {
+                    go = visit(task_of_view(&view, page_size)?);
                 }
-                match task_of(&r, page_size) {
-                    Ok(t) => go = visit(t),
-                    Err(e) => bad = Some(e),
-                }
+                Ok(())
             })
-            .map_err(SourceError::Nproc)?;
-        bad.map_or(Ok(()), Err)
+            .map_err(SourceError::Nproc)
     }
 }
 
-fn num(r: &Record, id: u16) -> u64 {
-    r.get(id).and_then(Value::as_u64).unwrap_or(0)
-}
-
-fn signed(r: &Record, id: u16) -> i32 {
-    // S32 values widen as their two's complement; U32 ones (tids) fit.
-    num(r, id) as u32 as i32
-}
-
-/// A [`Task`] from one `GET_TASKS` record (fields not asked for stay as
-/// [`Task::empty`] has them).
-fn task_of(r: &Record, page_size: u64) -> Result<Task, SourceError> {
-    let tgid = signed(r, f::TGID);
-    let tid = match r.get(f::TID) {
-        Some(_) => signed(r, f::TID),
-        None => tgid,
-    };
-    let mut t = Task::empty(tgid, tid);
-    t.ppid = signed(r, f::PPID);
-    t.pgid = signed(r, f::PGID);
-    t.sid = signed(r, f::SID);
-    t.tty_nr = signed(r, f::TTY_NR);
-    t.tpgid = signed(r, f::TPGID);
-    t.uid = [f::UID, f::EUID, f::SUID, f::FSUID].map(|id| num(r, id) as u32);
-    t.gid = [f::GID, f::EGID, f::SGID, f::FSGID].map(|id| num(r, id) as u32);
-    if r.get(f::STATE).is_some() {
-        t.state = num(r, f::STATE) as u8;
-    }
-    t.flags = num(r, f::FLAGS);
-    if let Some(Value::Str(s)) = r.get(f::COMM) {
-        t.comm = s.clone();
-    }
-    t.nice = signed(r, f::NICE);
-    t.priority = signed(r, f::PRIORITY);
-    t.rt_priority = num(r, f::RT_PRIORITY) as u32;
-    t.policy = num(r, f::POLICY) as u32;
-    if r.get(f::NR_THREADS).is_some() {
-        t.nlwp = signed(r, f::NR_THREADS);
-    }
-    t.vsize = num(r, f::VSIZE);
-    t.rss = num(r, f::RSS);
-    t.min_flt = num(r, f::MIN_FLT);
-    t.maj_flt = num(r, f::MAJ_FLT);
-    t.utime = num(r, f::UTIME);
-    t.stime = num(r, f::STIME);
-    t.cutime = num(r, f::CUTIME);
-    t.cstime = num(r, f::CSTIME);
-    t.start_time = num(r, f::START_TIME);
-    fill_kib(&mut t, num(r, f::RESIDENT), num(r, f::LOCKED), page_size);
-    t.processor = signed(r, f::PROCESSOR);
-    t.wchan = match r.get(f::WCHAN) {
-        None => Wchan::Unreadable,
-        // proc_pid_wchan() prints nothing else for "no symbol".
-        Some(Value::Str(s)) if s == b"0" => Wchan::Zero,
-        Some(Value::Str(s)) => Wchan::Symbol(s.clone()),
-        Some(v) => return Err(bad_value("wchan", v)),
-    };
-    t.cmdline = match r.get(f::CMDLINE) {
-        None => None,
-        Some(Value::Bytes(b)) if b.len() >= CMDLINE_MAX => {
-            reread_cmdline(tgid, tid).or(Some(b.clone()))
+/// A [`Task`] from one `GET_TASKS` message (fields not asked for stay as
+/// [`Task::empty`] has them), decoded in place: one dump carries
+/// thousands of tasks, so no owned [`nproc_genl::Record`] is built in
+/// between, and only the strings the task keeps are copied. Every value
+/// was checked against `nproc_proto`'s table (its type and size) by the
+/// decoder, the table the kernel itself compiles in; a malformed message
+/// is the error.
+fn task_of_view(view: &TaskView<'_>, page_size: u64) -> Result<Task, nproc_genl::Error> {
+    let mut t = Task::empty(0, 0);
+    let (mut tid, mut resident, mut locked) = (None, 0, 0);
+    view.for_each(|id, v| {
+        let n = v.as_u64().unwrap_or(0);
+        // S32 values widen as their two's complement; U32 ones (tids) fit.
+        let s = n as u32 as i32;
+        match id {
+            f::TGID => t.tgid = s,
+            f::TID => tid = Some(s),
+            f::PPID => t.ppid = s,
+            f::PGID => t.pgid = s,
+            f::SID => t.sid = s,
+            f::TTY_NR => t.tty_nr = s,
+            f::TPGID => t.tpgid = s,
+            f::UID => t.uid[0] = n as u32,
+            f::EUID => t.uid[1] = n as u32,
+            f::SUID => t.uid[2] = n as u32,
+            f::FSUID => t.uid[3] = n as u32,
+            f::GID => t.gid[0] = n as u32,
+            f::EGID => t.gid[1] = n as u32,
+            f::SGID => t.gid[2] = n as u32,
+            f::FSGID => t.gid[3] = n as u32,
+            f::STATE => t.state = n as u8,
+            f::FLAGS => t.flags = n,
+            f::COMM => {
+                if let ValueRef::Str(c) = v {
+                    t.comm = c.to_vec();
+                }
+            }
+            f::NICE => t.nice = s,
+            f::PRIORITY => t.priority = s,
+            f::RT_PRIORITY => t.rt_priority = n as u32,
+            f::POLICY => t.policy = n as u32,
+            f::NR_THREADS => t.nlwp = s,
+            f::VSIZE => t.vsize = n,
+            f::RSS => t.rss = n,
+            f::MIN_FLT => t.min_flt = n,
+            f::MAJ_FLT => t.maj_flt = n,
+            f::UTIME => t.utime = n,
+            f::STIME => t.stime = n,
+            f::CUTIME => t.cutime = n,
+            f::CSTIME => t.cstime = n,
+            f::START_TIME => t.start_time = n,
+            f::RESIDENT => resident = n,
+            f::LOCKED => locked = n,
+            f::PROCESSOR => t.processor = s,
+            // The decoder typed both by the table: a string, bytes.
+            f::WCHAN => {
+                if let ValueRef::Str(w) = v {
+                    // proc_pid_wchan() prints nothing else for "no symbol".
+                    t.wchan = match w {
+                        b"0" => Wchan::Zero,
+                        _ => Wchan::Symbol(w.to_vec()),
+                    };
+                }
+            }
+            f::CMDLINE => {
+                if let ValueRef::Bytes(b) = v {
+                    t.cmdline = Some(b.to_vec());
+                }
+            }
+            // What ps does not show, and ids of a newer kernel.
+            _ => {}
         }
-        Some(Value::Bytes(b)) => Some(b.clone()),
-        Some(v) => return Err(bad_value("cmdline", v)),
-    };
+    })?;
+    t.tid = tid.unwrap_or(t.tgid);
+    if let Some(b) = t.cmdline.take_if(|b| b.len() >= CMDLINE_MAX) {
+        t.cmdline = reread_cmdline(t.tgid, t.tid).or(Some(b));
+    }
+    fill_kib(&mut t, resident, locked, page_size);
     Ok(t)
 }
 
@@ -163,13 +171,6 @@ fn fill_kib(t: &mut Task, resident_pages: u64, locked_pages: u64, page_size: u64
     t.vm_size_kib = t.vsize / 1024;
     t.vm_rss_kib = resident_pages * kib;
     t.vm_lck_kib = locked_pages * kib;
-}
-
-fn bad_value(name: &str, v: &Value) -> SourceError {
-    SourceError::Parse {
-        path: PathBuf::from("nproc GET_TASKS"),
-        what: format!("field {name}: unexpected value {v:?}"),
-    }
 }
 
 /// A command line the kernel cut at [`CMDLINE_MAX`], read whole from
@@ -282,16 +283,36 @@ impl Source for NprocSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nproc_genl::Value;
 
-    fn record(values: Vec<(u16, Value)>) -> Record {
-        let mut values = values;
-        values.sort_by_key(|(id, _)| *id);
-        Record { values }
+    /// The attributes of a task nest as the kernel's nla_put*() lays them
+    /// out (native endian, each padded to 4 bytes; strings with their NUL).
+    fn nest(values: &[(u16, Value)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (id, v) in values {
+            let payload = match v {
+                Value::U32(n) => n.to_ne_bytes().to_vec(),
+                Value::S32(n) => n.to_ne_bytes().to_vec(),
+                Value::U64(n) => n.to_ne_bytes().to_vec(),
+                Value::Str(s) => [s.as_slice(), b"\0"].concat(),
+                Value::Bytes(b) | Value::Raw(b) => b.clone(),
+            };
+            let len = 4 + payload.len();
+            out.extend_from_slice(&(len as u16).to_ne_bytes());
+            out.extend_from_slice(&id.to_ne_bytes());
+            out.extend_from_slice(&payload);
+            out.resize(out.len().next_multiple_of(4), 0);
+        }
+        out
+    }
+
+    fn task(values: &[(u16, Value)]) -> Result<Task, nproc_genl::Error> {
+        task_of_view(&TaskView::from_nest(&nest(values)), 4096)
     }
 
     #[test]
-    fn a_record_becomes_the_task_proc_would_give() {
-        let r = record(vec![
+    fn a_message_becomes_the_task_proc_would_give() {
+        let t = task(&[
             (f::TGID, Value::U32(42)),
             (f::PPID, Value::S32(1)),
             (f::TPGID, Value::S32(-1)),
@@ -303,29 +324,30 @@ mod tests {
             (f::NR_THREADS, Value::U32(3)),
             (f::VSIZE, Value::U64(8192 * 1024)),
             (f::RSS, Value::U64(9)),
+            (f::WCHAN, Value::Str(b"0".to_vec())),
             (f::RESIDENT, Value::U64(10)),
             (f::LOCKED, Value::U64(2)),
-            (f::WCHAN, Value::Str(b"0".to_vec())),
             (f::CMDLINE, Value::Bytes(b"sleep\x001000\x00".to_vec())),
-        ]);
-        let t = task_of(&r, 4096).unwrap();
+        ])
+        .unwrap();
         assert_eq!((t.tgid, t.tid, t.ppid, t.tpgid), (42, 42, 1, -1));
         assert_eq!(t.uid, [1000, 0, 0, 0]);
         assert_eq!((t.state, t.nice, t.nlwp), (b'S', -5, 3));
         assert_eq!(t.comm, b"sleep");
         assert_eq!((t.vm_size_kib, t.vm_rss_kib, t.vm_lck_kib), (8192, 40, 8));
+        assert_eq!(t.rss, 9);
         assert_eq!(t.wchan, Wchan::Zero);
         assert_eq!(t.cmdline.as_deref(), Some(&b"sleep\x001000\x00"[..]));
     }
 
     #[test]
     fn fields_not_asked_for_stay_empty() {
-        let r = record(vec![
+        let t = task(&[
             (f::TGID, Value::U32(7)),
             (f::TID, Value::U32(9)),
             (f::WCHAN, Value::Str(b"do_nanosleep".to_vec())),
-        ]);
-        let t = task_of(&r, 4096).unwrap();
+        ])
+        .unwrap();
         assert_eq!((t.tgid, t.tid), (7, 9));
         assert_eq!(t.wchan, Wchan::Symbol(b"do_nanosleep".to_vec()));
         assert_eq!(t.cmdline, None);
@@ -333,9 +355,26 @@ mod tests {
     }
 
     #[test]
-    fn a_value_of_the_wrong_type_is_an_error_naming_the_field() {
-        let r = record(vec![(f::TGID, Value::U32(7)), (f::CMDLINE, Value::U32(1))]);
-        let e = task_of(&r, 4096).unwrap_err().to_string();
-        assert!(e.contains("field cmdline"), "{e}");
+    fn a_newer_kernels_field_is_ignored() {
+        let t = task(&[
+            (f::TGID, Value::U32(7)),
+            (999, Value::Raw(vec![1, 2, 3, 4])),
+        ])
+        .unwrap();
+        assert_eq!(t, Task::empty(7, 7));
+    }
+
+    #[test]
+    fn a_malformed_value_is_an_error_naming_the_field() {
+        // A u64 field sent as 4 bytes.
+        let e = task(&[(f::TGID, Value::U32(7)), (f::VSIZE, Value::U32(1))])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field vsize"), "{e}");
+        // A string without its NUL.
+        let e = task(&[(f::COMM, Value::Bytes(b"sleep".to_vec()))])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("comm"), "{e}");
     }
 }

@@ -68,7 +68,6 @@ impl Layout {
         let mut correct: i64 = 0;
         let mut actual: i64 = 0;
         let mut dospace: i64 = 0;
-        let mut buf: Vec<u8> = Vec::with_capacity(64);
         let n = self.columns.len();
         for (i, col) in self.columns.iter().enumerate() {
             let last = i + 1 == n;
@@ -86,17 +85,21 @@ impl Layout {
             // value and is then clamped to OUTBUF_SIZE-1.
             let max_rightward = clamp_unsigned(wanted);
 
-            buf.clear();
+            // The cell goes straight to the end of `out`; its leading
+            // spaces, known only from its width, are inserted before it
+            // below (a copy of a few bytes, where a buffer per line cost
+            // an allocation per task).
+            let at = out.len();
             let mut amount = match task {
-                Some(t) => col.kind.render(t, ctx, max_rightward, &mut buf),
+                Some(t) => col.kind.render(t, ctx, max_rightward, out),
                 None => {
-                    buf.extend_from_slice(col.name.as_bytes());
-                    buf.len()
+                    out.extend_from_slice(col.name.as_bytes());
+                    out.len() - at
                 }
             };
             if amount >= OUTBUF_SIZE {
                 amount = OUTBUF_SIZE - 1;
-                buf.truncate(amount);
+                out.truncate(at + amount);
             }
             let leftpad = match col.just {
                 Just::Left | Just::User => 0,
@@ -105,7 +108,7 @@ impl Layout {
                     // "(active_cols-actual-tmpspace)<1" in unsigned
                     // arithmetic: true only when exactly zero.
                     if (active - actual - tmpspace) as u32 == 0 {
-                        buf.truncate(1);
+                        out.truncate(at + 1);
                     }
                     0
                 }
@@ -115,9 +118,15 @@ impl Layout {
                 space = dospace;
             }
             space = space.min(SPACE_AMOUNT);
-            let sz = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-            out.extend(std::iter::repeat_n(b' ', space.max(0) as usize));
-            out.extend_from_slice(&buf[..sz]);
+            // The cell is printed up to a NUL, as ps prints its buffer.
+            if let Some(nul) = out[at..].iter().position(|&b| b == 0) {
+                out.truncate(at + nul);
+            }
+            let pad = space.max(0) as usize;
+            if pad > 0 {
+                out.resize(out.len() + pad, b' ');
+                out[at..].rotate_right(pad);
+            }
             if last {
                 out.push(b'\n');
                 break;

@@ -156,3 +156,36 @@ fn bytes_keep_their_nuls_and_length() {
         Some(&Value::Bytes(Vec::new()))
     );
 }
+
+#[test]
+fn ids_out_of_order_are_sorted() {
+    let body = [
+        nla(field_id::WCHAN, b"do_nanosleep\0"),
+        nla(field_id::TGID, &7u32.to_ne_bytes()),
+        nla(field_id::COMM, b"sleep\0"),
+    ];
+    let r = task(&nested(attr::TASK, &body)).unwrap();
+    let ids: Vec<u16> = r.values.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, [field_id::TGID, field_id::COMM, field_id::WCHAN]);
+    assert_eq!(r.get(field_id::TGID), Some(&Value::U32(7)));
+}
+
+#[test]
+fn a_view_borrows_what_a_record_copies() {
+    let body = [
+        nla(field_id::TGID, &7u32.to_ne_bytes()),
+        nla(0, &[]), // padding
+        nla(field_id::COMM, b"sleep\0"),
+        nla(1000, &[1, 2, 3, 4]),
+    ];
+    let msg = nested(attr::TASK, &body);
+    let mut seen = Vec::new();
+    task_view(&msg)
+        .unwrap()
+        .for_each(|id, v| seen.push((id, v.to_owned())))
+        .unwrap();
+    assert_eq!(seen, task(&msg).unwrap().values);
+    let bad = nested(attr::TASK, &[nla(field_id::COMM, b"abc")]);
+    let e = task_view(&bad).unwrap().for_each(|_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("without NUL"), "{e}");
+}
