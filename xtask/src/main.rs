@@ -173,42 +173,56 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     steps.run("cargo test --workspace", || cargo(&["test", "--workspace"]))?;
     steps.run("setup", || setup::run().map(|()| 0))?;
     steps.run("kernel", || kernel::run().map(|()| 0))?;
-    // The host tests `cargo test` skips as #[ignore]d because they need what
-    // setup and the kernel step provide (the unpacked 6.12 tree, gcc for
-    // the real scripts/kallsyms)
-    // or root with visible kernel addresses (this machine's /proc/kallsyms).
-    steps.run("ignored host tests", || {
-        cargo(&[
-            "test",
-            "-p",
-            "kallsyms-fast-tests",
-            "--test",
-            "compressor_identity",
-            "--test",
-            "parse_real",
-            "--",
-            "--ignored",
-            "identical_to_real_tool",
-            "real_proc_kallsyms",
-            "real_capture_round_trip",
-        ])
-    })?;
-    // The patch generator end to end on its example series (needs the
-    // pristine tree the kernel step unpacked).
-    steps.run("patches end to end", || {
-        cargo(&[
-            "test",
-            "-p",
-            "xtask",
-            "--test",
-            "patches",
-            "--",
-            "--ignored",
-        ])
-    })?;
+    // The mirror suite boots the stock test kernel, which brings up one
+    // CPU (see the shim suite below): the host tests that needed the
+    // kernel step run beside it, on the other core. They read the
+    // pristine tree and work in temporary directories; guest-test writes
+    // only its own guest and run directories.
+    let cargo = &cargo;
+    let host: Vec<Step> = vec![
+        // The host tests `cargo test` skips as #[ignore]d because they
+        // need what setup and the kernel step provide (the unpacked 6.12
+        // tree, gcc for the real scripts/kallsyms) or root with visible
+        // kernel addresses (this machine's /proc/kallsyms).
+        (
+            "ignored host tests",
+            Box::new(move || {
+                cargo(&[
+                    "test",
+                    "-p",
+                    "kallsyms-fast-tests",
+                    "--test",
+                    "compressor_identity",
+                    "--test",
+                    "parse_real",
+                    "--",
+                    "--ignored",
+                    "identical_to_real_tool",
+                    "real_proc_kallsyms",
+                    "real_capture_round_trip",
+                ])
+            }),
+        ),
+        // The patch generator end to end on its example series (needs the
+        // pristine tree the kernel step unpacked).
+        (
+            "patches end to end",
+            Box::new(move || {
+                cargo(&[
+                    "test",
+                    "-p",
+                    "xtask",
+                    "--test",
+                    "patches",
+                    "--",
+                    "--ignored",
+                ])
+            }),
+        ),
+    ];
     // The suites run even when an earlier one failed, so one run reports
     // them all; the worst exit code wins.
-    steps.run("guest-test", || guest_test::run(opts))?;
+    steps.run_beside(("guest-test", Box::new(|| guest_test::run(opts))), host)?;
     // The shim suite boots the stock test kernel, which brings up one CPU:
     // its QEMU (TCG) keeps one host core busy for 10-20 minutes. The UML
     // steps run natively on one core (and build with -j2 only on a fresh
@@ -413,6 +427,64 @@ mod tests {
             format!("{:?}", shim_test::Options::default())
         );
         assert!(format!("{s:?}").contains("cycles: 20, scale: 2500"));
+    }
+
+    /// The rows of a table: (name, code, what it ran beside).
+    fn rows(s: &Steps) -> Vec<(&'static str, u8, Option<&'static str>)> {
+        s.done.iter().map(|d| (d.name, d.code, d.beside)).collect()
+    }
+
+    #[test]
+    fn beside_runs_both_sides_at_once_and_keeps_the_worst_code() {
+        let mut s = Steps::default();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Main waits for the chain's first step: it can only return if
+        // the two sides really run at the same time.
+        let main: Step = (
+            "main",
+            Box::new(move || {
+                rx.recv_timeout(Duration::from_secs(60))
+                    .map_err(|e| e.to_string())?;
+                Ok(0)
+            }),
+        );
+        let chain: Vec<Step> = vec![
+            (
+                "a",
+                Box::new(move || {
+                    tx.send(()).map_err(|e| e.to_string())?;
+                    Ok(2)
+                }),
+            ),
+            ("b", Box::new(|| Ok(0))),
+        ];
+        assert_eq!(s.run_beside(main, chain), Ok(2));
+        assert_eq!(
+            rows(&s),
+            [
+                ("main", 0, None),
+                ("a", 2, Some("main")),
+                ("b", 0, Some("main"))
+            ]
+        );
+        assert_eq!(s.report(), 2);
+    }
+
+    #[test]
+    fn beside_error_stops_the_chain_and_ends_the_run_after_main() {
+        let mut s = Steps::default();
+        let chain: Vec<Step> = vec![
+            ("a", Box::new(|| Err("a broke".to_string()))),
+            ("b", Box::new(|| panic!("b ran after a failed"))),
+        ];
+        let r = s.run_beside(("main", Box::new(|| Ok(1))), chain);
+        assert_eq!(r, Err("a broke".to_string()));
+        assert_eq!(rows(&s), [("main", 1, None), ("a", u8::MAX, Some("main"))]);
+        // Main's own error wins over the chain's.
+        let mut s = Steps::default();
+        let chain: Vec<Step> = vec![("a", Box::new(|| Err("a broke".to_string())))];
+        let r = s.run_beside(("main", Box::new(|| Err("main broke".to_string()))), chain);
+        assert_eq!(r, Err("main broke".to_string()));
     }
 
     #[test]
