@@ -15,6 +15,7 @@ use kallsyms_fast::owned::{OwnedTables, RawSymbol};
 use kallsyms_fast::Sections;
 use kallsyms_fast_tests::{plain_tables, token_tables};
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 
 const TEXT: u64 = 0xffff_ffff_8100_0000;
 
@@ -176,49 +177,94 @@ fn probe_addresses(k: &Kernel, extra: &[u64]) -> Vec<u64> {
     v
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 10_000, max_shrink_iters: 2000, ..ProptestConfig::default() })]
+/// Random kernels per shard. The suite's 10,000 run as two tests of 5,000
+/// (each runner draws its own seed), which the test harness runs on two
+/// threads: the same number of kernels in half the wall time on the
+/// 2-core machines `cargo xtask test` is budgeted for.
+const SHARD_CASES: u32 = 5_000;
 
-    /// Fast and mainline agree on position, size, offset and name for every
-    /// address; the linear scan agrees on a sample.
+/// The config of shard `shard`: a seed fixed with `PROPTEST_RNG_SEED` (to
+/// replay a run) is offset per shard, so the shards never draw the same
+/// kernels.
+fn shard_config(shard: u64) -> ProptestConfig {
+    let mut c = ProptestConfig {
+        cases: SHARD_CASES,
+        max_shrink_iters: 2000,
+        ..ProptestConfig::default()
+    };
+    if let RngSeed::Fixed(seed) = c.rng_seed {
+        c.rng_seed = RngSeed::Fixed(seed.wrapping_add(shard));
+    }
+    c
+}
+
+proptest! {
+    #![proptest_config(shard_config(0))]
+
+    /// [`fast_equals_mainline`], first shard.
     #[test]
-    fn fast_equals_mainline(k in kernel_strategy(), extra in proptest::collection::vec(any::<u64>(), 32)) {
-        let b = build(&k);
-        let view = b.tables.view();
-        let main = Mainline::new(view, k.sections);
-        let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
-        let fast = FastCore {
-            tables: view,
-            sections: k.sections,
-            addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
-            tokens: &tokens,
-        };
-        let names = kallsyms_fast::fast::NameIndex::from_parts(b.nl, &b.dir, &b.entries);
-        let linear = Linear::new(view, k.sections);
-        let (mut n1, mut n2, mut n3) = (NameBuf::new(), NameBuf::new(), NameBuf::new());
-        for (i, addr) in probe_addresses(&k, &extra).into_iter().enumerate() {
-            let m = main.lookup(addr, &mut n1);
-            let f = fast.lookup(addr, &mut n2);
-            prop_assert_eq!(m, f, "address {:#x}", addr);
+    fn fast_equals_mainline_0(k in kernel_strategy(), extra in proptest::collection::vec(any::<u64>(), 32)) {
+        fast_equals_mainline(&k, &extra)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(shard_config(1))]
+
+    /// [`fast_equals_mainline`], second shard.
+    #[test]
+    fn fast_equals_mainline_1(k in kernel_strategy(), extra in proptest::collection::vec(any::<u64>(), 32)) {
+        fast_equals_mainline(&k, &extra)?;
+    }
+}
+
+/// Fast and mainline agree on position, size, offset and name for every
+/// address; the linear scan agrees on a sample.
+fn fast_equals_mainline(k: &Kernel, extra: &[u64]) -> Result<(), TestCaseError> {
+    let b = build(k);
+    let view = b.tables.view();
+    let main = Mainline::new(view, k.sections);
+    let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
+    let fast = FastCore {
+        tables: view,
+        sections: k.sections,
+        addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
+        tokens: &tokens,
+    };
+    let names = kallsyms_fast::fast::NameIndex::from_parts(b.nl, &b.dir, &b.entries);
+    let linear = Linear::new(view, k.sections);
+    let (mut n1, mut n2, mut n3) = (NameBuf::new(), NameBuf::new(), NameBuf::new());
+    for (i, addr) in probe_addresses(k, extra).into_iter().enumerate() {
+        let m = main.lookup(addr, &mut n1);
+        let f = fast.lookup(addr, &mut n2);
+        prop_assert_eq!(m, f, "address {:#x}", addr);
+        if m.is_some() {
+            prop_assert_eq!(n1.as_bytes(), n2.as_bytes(), "name at {:#x}", addr);
+        }
+        if i % 16 == 0 {
+            let l = linear.lookup(addr, &mut n3);
+            prop_assert_eq!(m, l, "linear at {:#x}", addr);
             if m.is_some() {
-                prop_assert_eq!(n1.as_bytes(), n2.as_bytes(), "name at {:#x}", addr);
+                prop_assert_eq!(n1.as_bytes(), n3.as_bytes());
             }
-            if i % 16 == 0 {
-                let l = linear.lookup(addr, &mut n3);
-                prop_assert_eq!(m, l, "linear at {:#x}", addr);
-                if m.is_some() {
-                    prop_assert_eq!(n1.as_bytes(), n3.as_bytes());
-                }
-            }
-        }
-        // Names: every present name, and absent ones.
-        for s in k.symbols.iter().step_by(3) {
-            prop_assert_eq!(main.lookup_name(&s.name, &mut n1), fast.lookup_name(&names, &s.name), "name {:?}", s.name);
-        }
-        for absent in [&b"zz"[..], b"", b"abcdeabcde", b"a\xff"] {
-            prop_assert_eq!(main.lookup_name(absent, &mut n1), fast.lookup_name(&names, absent));
         }
     }
+    // Names: every present name, and absent ones.
+    for s in k.symbols.iter().step_by(3) {
+        prop_assert_eq!(
+            main.lookup_name(&s.name, &mut n1),
+            fast.lookup_name(&names, &s.name),
+            "name {:?}",
+            s.name
+        );
+    }
+    for absent in [&b"zz"[..], b"", b"abcdeabcde", b"a\xff"] {
+        prop_assert_eq!(
+            main.lookup_name(absent, &mut n1),
+            fast.lookup_name(&names, absent)
+        );
+    }
+    Ok(())
 }
 
 /// The encoder the suite relies on really produces the symbols back.

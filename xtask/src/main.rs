@@ -173,59 +173,89 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     steps.run("cargo test --workspace", || cargo(&["test", "--workspace"]))?;
     steps.run("setup", || setup::run().map(|()| 0))?;
     steps.run("kernel", || kernel::run().map(|()| 0))?;
-    // The host tests `cargo test` skips as #[ignore]d because they need what
-    // setup and the kernel step provide (the unpacked 6.12 tree, gcc for
-    // the real scripts/kallsyms)
-    // or root with visible kernel addresses (this machine's /proc/kallsyms).
-    steps.run("ignored host tests", || {
-        cargo(&[
-            "test",
-            "-p",
-            "kallsyms-fast-tests",
-            "--test",
-            "compressor_identity",
-            "--test",
-            "parse_real",
-            "--",
-            "--ignored",
-            "identical_to_real_tool",
-            "real_proc_kallsyms",
-            "real_capture_round_trip",
-        ])
-    })?;
-    // The patch generator end to end on its example series (needs the
-    // pristine tree the kernel step unpacked).
-    steps.run("patches end to end", || {
-        cargo(&[
-            "test",
-            "-p",
-            "xtask",
-            "--test",
-            "patches",
-            "--",
-            "--ignored",
-        ])
-    })?;
+    // The mirror suite boots the stock test kernel, which brings up one
+    // CPU (see the shim suite below): the host tests that needed the
+    // kernel step run beside it, on the other core. They read the
+    // pristine tree and work in temporary directories; guest-test writes
+    // only its own guest and run directories.
+    let cargo = &cargo;
+    let host: Vec<Step> = vec![
+        // The host tests `cargo test` skips as #[ignore]d because they
+        // need what setup and the kernel step provide (the unpacked 6.12
+        // tree, gcc for the real scripts/kallsyms) or root with visible
+        // kernel addresses (this machine's /proc/kallsyms).
+        (
+            "ignored host tests",
+            Box::new(move || {
+                cargo(&[
+                    "test",
+                    "-p",
+                    "kallsyms-fast-tests",
+                    "--test",
+                    "compressor_identity",
+                    "--test",
+                    "parse_real",
+                    "--",
+                    "--ignored",
+                    "identical_to_real_tool",
+                    "real_proc_kallsyms",
+                    "real_capture_round_trip",
+                ])
+            }),
+        ),
+        // The patch generator end to end on its example series (needs the
+        // pristine tree the kernel step unpacked).
+        (
+            "patches end to end",
+            Box::new(move || {
+                cargo(&[
+                    "test",
+                    "-p",
+                    "xtask",
+                    "--test",
+                    "patches",
+                    "--",
+                    "--ignored",
+                ])
+            }),
+        ),
+    ];
     // The suites run even when an earlier one failed, so one run reports
     // them all; the worst exit code wins.
-    steps.run("guest-test", || guest_test::run(opts))?;
-    steps.run("shim-test", || {
-        shim_test::run(&shim_test::Options::default())
-    })?;
-    // UML after the shim suite: the same mirror check on a kernel whose
+    steps.run_beside(("guest-test", Box::new(|| guest_test::run(opts))), host)?;
+    // The shim suite boots the stock test kernel, which brings up one CPU:
+    // its QEMU (TCG) keeps one host core busy for 10-20 minutes. The UML
+    // steps run natively on one core (and build with -j2 only on a fresh
+    // machine) and share nothing with it but cargo's target-dir lock, so
+    // they run beside it instead of after it: the same work, with the
+    // second core of a 2-core machine no longer idle.
+    //
+    // UML after the stock suites: the same mirror check on a kernel whose
     // table differs from x86_64's (lowercase types, init text below
-    // `_stext`, no per-CPU section).
-    steps.run("uml-test --patched-off", || {
-        uml_test::run(&uml_test::Options::ci())
-    })?;
-    // The series on UML: native-speed numbers, KUnit, permission parity.
-    steps.run("fast-uml-test", || {
-        fast_uml::run(&fast_uml::Options::default())
-    })?;
-    // The nproc suites on the kernel fast-uml-test just built.
-    steps.run("nproc-uml-test", || {
-        nproc_uml::run(&nproc_uml::Options::default())
-    })?;
+    // `_stext`, no per-CPU section); then the series on UML (native-speed
+    // numbers, KUnit, permission parity); then the nproc suites on the
+    // kernel fast-uml-test just built.
+    let uml: Vec<Step> = vec![
+        (
+            "uml-test --patched-off",
+            Box::new(|| uml_test::run(&uml_test::Options::ci())),
+        ),
+        (
+            "fast-uml-test",
+            Box::new(|| fast_uml::run(&fast_uml::Options::default())),
+        ),
+        (
+            "nproc-uml-test",
+            Box::new(|| nproc_uml::run(&nproc_uml::Options::default())),
+        ),
+    ];
+    steps.run_beside(
+        (
+            "shim-test",
+            Box::new(|| shim_test::run(&shim_test::Options::default())),
+        ),
+        uml,
+    )?;
     // Last: it switches this process to the patched kernel's paths.
     let fast = steps.run("fast-test", || fast::run(&fast::Options::default()))?;
     // The nproc benchmark boots the kernel fast-test just built (and
@@ -240,12 +270,33 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     Ok(steps.report())
 }
 
+/// A step of `cargo xtask test`: its name in the table and what it runs.
+type Step<'a> = (&'static str, Box<dyn FnOnce() -> Result<u8> + Send + 'a>);
+
+/// One row of the step table.
+struct Row {
+    name: &'static str,
+    took: std::time::Duration,
+    /// The step's exit code; `u8::MAX` when it could not run at all.
+    code: u8,
+    /// The step this one ran beside (at the same time), if any.
+    beside: Option<&'static str>,
+}
+
 /// The steps of `cargo xtask test`, timed: the table at the end is how
 /// the README's budget figures are measured.
 #[derive(Default)]
 struct Steps {
-    done: Vec<(&'static str, std::time::Duration, u8)>,
+    done: Vec<Row>,
     start: Option<std::time::Instant>,
+}
+
+/// The exit code a step's result stands for in the table.
+fn code_of(r: &Result<u8>) -> u8 {
+    match r {
+        Ok(c) => *c,
+        Err(_) => u8::MAX,
+    }
 }
 
 impl Steps {
@@ -255,36 +306,102 @@ impl Steps {
         let t = std::time::Instant::now();
         self.start.get_or_insert(t);
         let r = f();
-        let code = match &r {
-            Ok(c) => *c,
-            Err(_) => u8::MAX,
-        };
-        self.done.push((name, t.elapsed(), code));
+        self.done.push(Row {
+            name,
+            took: t.elapsed(),
+            code: code_of(&r),
+            beside: None,
+        });
         if r.is_err() {
             self.report();
         }
         r
     }
 
+    /// Runs `main` on this thread and the `chain` of steps, in order, on
+    /// another, at the same time; returns the worst exit code of them all.
+    ///
+    /// As with [`Steps::run`], an `Err` ends the run, but only once both
+    /// sides are done (a running guest is not abandoned half-way): an
+    /// `Err` in the chain skips the rest of the chain, and the first `Err`
+    /// (main's, else the chain's) is returned after the table is printed.
+    /// Each row keeps its own time; the table's total is wall time.
+    fn run_beside(&mut self, main: Step<'_>, chain: Vec<Step<'_>>) -> Result<u8> {
+        let main_name = main.0;
+        let t = std::time::Instant::now();
+        self.start.get_or_insert(t);
+        let (main_r, side) = std::thread::scope(|s| {
+            let side = s.spawn(move || {
+                let mut rows = Vec::new();
+                for (name, f) in chain {
+                    let t = std::time::Instant::now();
+                    let r = f();
+                    rows.push(Row {
+                        name,
+                        took: t.elapsed(),
+                        code: code_of(&r),
+                        beside: Some(main_name),
+                    });
+                    if let Err(e) = r {
+                        return (rows, Err(e));
+                    }
+                }
+                (rows, Ok(()))
+            });
+            let r = (main.1)();
+            self.done.push(Row {
+                name: main_name,
+                took: t.elapsed(),
+                code: code_of(&r),
+                beside: None,
+            });
+            let side = side.join().unwrap_or_else(|_| {
+                (
+                    Vec::new(),
+                    Err(format!("the steps beside {main_name} panicked")),
+                )
+            });
+            (r, side)
+        });
+        let (rows, side_r) = side;
+        self.done.extend(rows);
+        let worst = self.done.iter().map(|d| d.code).max().unwrap_or(0);
+        match (main_r, side_r) {
+            (Err(e), _) | (Ok(_), Err(e)) => {
+                self.report();
+                Err(e)
+            }
+            (Ok(_), Ok(())) => Ok(worst),
+        }
+    }
+
     /// Prints the table; returns the worst exit code.
     fn report(&self) -> u8 {
         eprintln!("test: step times");
-        for (name, d, code) in &self.done {
-            let verdict = match *code {
+        for d in &self.done {
+            let verdict = match d.code {
                 0 => "ok".to_string(),
                 u8::MAX => "error".to_string(),
                 c => format!("exit {c}"),
             };
-            eprintln!("test:   {name:<26} {:>7.1} s  {verdict}", d.as_secs_f64());
+            let beside = d
+                .beside
+                .map(|b| format!("  (beside {b})"))
+                .unwrap_or_default();
+            eprintln!(
+                "test:   {:<26} {:>7.1} s  {verdict}{beside}",
+                d.name,
+                d.took.as_secs_f64()
+            );
         }
         if let Some(s) = self.start {
             eprintln!(
-                "test:   {:<26} {:>7.1} s",
+                "test:   {:<26} {:>7.1} s  (wall clock)",
                 "total",
                 s.elapsed().as_secs_f64()
             );
         }
-        self.done.iter().map(|d| d.2).max().unwrap_or(0)
+        self.done.iter().map(|d| d.code).max().unwrap_or(0)
     }
 }
 
@@ -310,6 +427,64 @@ mod tests {
             format!("{:?}", shim_test::Options::default())
         );
         assert!(format!("{s:?}").contains("cycles: 20, scale: 2500"));
+    }
+
+    /// The rows of a table: (name, code, what it ran beside).
+    fn rows(s: &Steps) -> Vec<(&'static str, u8, Option<&'static str>)> {
+        s.done.iter().map(|d| (d.name, d.code, d.beside)).collect()
+    }
+
+    #[test]
+    fn beside_runs_both_sides_at_once_and_keeps_the_worst_code() {
+        let mut s = Steps::default();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Main waits for the chain's first step: it can only return if
+        // the two sides really run at the same time.
+        let main: Step = (
+            "main",
+            Box::new(move || {
+                rx.recv_timeout(Duration::from_secs(60))
+                    .map_err(|e| e.to_string())?;
+                Ok(0)
+            }),
+        );
+        let chain: Vec<Step> = vec![
+            (
+                "a",
+                Box::new(move || {
+                    tx.send(()).map_err(|e| e.to_string())?;
+                    Ok(2)
+                }),
+            ),
+            ("b", Box::new(|| Ok(0))),
+        ];
+        assert_eq!(s.run_beside(main, chain), Ok(2));
+        assert_eq!(
+            rows(&s),
+            [
+                ("main", 0, None),
+                ("a", 2, Some("main")),
+                ("b", 0, Some("main"))
+            ]
+        );
+        assert_eq!(s.report(), 2);
+    }
+
+    #[test]
+    fn beside_error_stops_the_chain_and_ends_the_run_after_main() {
+        let mut s = Steps::default();
+        let chain: Vec<Step> = vec![
+            ("a", Box::new(|| Err("a broke".to_string()))),
+            ("b", Box::new(|| panic!("b ran after a failed"))),
+        ];
+        let r = s.run_beside(("main", Box::new(|| Ok(1))), chain);
+        assert_eq!(r, Err("a broke".to_string()));
+        assert_eq!(rows(&s), [("main", 1, None), ("a", u8::MAX, Some("main"))]);
+        // Main's own error wins over the chain's.
+        let mut s = Steps::default();
+        let chain: Vec<Step> = vec![("a", Box::new(|| Err("a broke".to_string())))];
+        let r = s.run_beside(("main", Box::new(|| Err("main broke".to_string()))), chain);
+        assert_eq!(r, Err("main broke".to_string()));
     }
 
     #[test]
