@@ -218,6 +218,20 @@ proptest! {
     }
 }
 
+/// The fast core over a built kernel's tables and indexes.
+fn fast_core<'a>(
+    b: &'a Built,
+    sections: Sections,
+    tokens: &'a kallsyms_fast::fast::TokenSlots,
+) -> FastCore<'a> {
+    FastCore {
+        tables: b.tables.view(),
+        sections,
+        addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
+        tokens,
+    }
+}
+
 /// Fast and mainline agree on position, size, offset and name for every
 /// address; the linear scan agrees on a sample.
 fn fast_equals_mainline(k: &Kernel, extra: &[u64]) -> Result<(), TestCaseError> {
@@ -225,12 +239,7 @@ fn fast_equals_mainline(k: &Kernel, extra: &[u64]) -> Result<(), TestCaseError> 
     let view = b.tables.view();
     let main = Mainline::new(view, k.sections);
     let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
-    let fast = FastCore {
-        tables: view,
-        sections: k.sections,
-        addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
-        tokens: &tokens,
-    };
+    let fast = fast_core(&b, k.sections, &tokens);
     let names = kallsyms_fast::fast::NameIndex::from_parts(b.nl, &b.dir, &b.entries);
     let linear = Linear::new(view, k.sections);
     let (mut n1, mut n2, mut n3) = (NameBuf::new(), NameBuf::new(), NameBuf::new());
@@ -406,12 +415,7 @@ fn address_tree_dense_runs_and_far_addresses() {
         let view = b.tables.view();
         let main = Mainline::new(view, k.sections);
         let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
-        let fast = FastCore {
-            tables: view,
-            sections: k.sections,
-            addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
-            tokens: &tokens,
-        };
+        let fast = fast_core(&b, k.sections, &tokens);
         let (mut n1, mut n2) = (NameBuf::new(), NameBuf::new());
         let mut answered = 0;
         for addr in probe_addresses(&k, &[]) {
