@@ -1,12 +1,12 @@
 //! A cache-line prefetch hint for the lookup path.
 //!
-//! A core lookup is a chain of dependent loads (bucket, `kallsyms_offsets`,
-//! name delta, name record, token slots); on a table that is not in the
-//! L1/L2 caches each link costs a cache miss. Where a later load's address
-//! can be guessed early (the name record of the bucket's first symbol is
-//! almost always on the same line as the answer's), a prefetch starts that
-//! miss while the binary search is still running. A hint never changes a
-//! result: a wrong guess costs one wasted line fill.
+//! A core lookup is a chain of dependent loads (search-tree nodes, the
+//! leaf block's `kallsyms_offsets`, name delta, name record, token slots);
+//! on a table that is not in the L1/L2 caches each link costs a cache miss.
+//! Where a later load's address is known early (the leaf block's name
+//! deltas, as soon as the block is), a prefetch starts that miss while the
+//! leaf's offsets are still being counted. A hint never changes a result: a
+//! wrong guess costs one wasted line fill.
 
 /// Asks the CPU to bring the cache line holding the first byte of `*p`
 /// into the data cache.
