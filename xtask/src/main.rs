@@ -299,19 +299,30 @@ fn code_of(r: &Result<u8>) -> u8 {
     }
 }
 
+/// Runs one step, timed: its row in the table and its result.
+fn timed(
+    name: &'static str,
+    beside: Option<&'static str>,
+    f: impl FnOnce() -> Result<u8>,
+) -> (Row, Result<u8>) {
+    let t = std::time::Instant::now();
+    let r = f();
+    let row = Row {
+        name,
+        took: t.elapsed(),
+        code: code_of(&r),
+        beside,
+    };
+    (row, r)
+}
+
 impl Steps {
     /// Runs one step and returns its exit code; an `Err` (the step could
     /// not run at all) ends the run after printing what was done.
     fn run(&mut self, name: &'static str, f: impl FnOnce() -> Result<u8>) -> Result<u8> {
-        let t = std::time::Instant::now();
-        self.start.get_or_insert(t);
-        let r = f();
-        self.done.push(Row {
-            name,
-            took: t.elapsed(),
-            code: code_of(&r),
-            beside: None,
-        });
+        self.start.get_or_insert_with(std::time::Instant::now);
+        let (row, r) = timed(name, None, f);
+        self.done.push(row);
         if r.is_err() {
             self.report();
         }
@@ -328,33 +339,21 @@ impl Steps {
     /// Each row keeps its own time; the table's total is wall time.
     fn run_beside(&mut self, main: Step<'_>, chain: Vec<Step<'_>>) -> Result<u8> {
         let main_name = main.0;
-        let t = std::time::Instant::now();
-        self.start.get_or_insert(t);
+        self.start.get_or_insert_with(std::time::Instant::now);
         let (main_r, side) = std::thread::scope(|s| {
             let side = s.spawn(move || {
                 let mut rows = Vec::new();
                 for (name, f) in chain {
-                    let t = std::time::Instant::now();
-                    let r = f();
-                    rows.push(Row {
-                        name,
-                        took: t.elapsed(),
-                        code: code_of(&r),
-                        beside: Some(main_name),
-                    });
+                    let (row, r) = timed(name, Some(main_name), f);
+                    rows.push(row);
                     if let Err(e) = r {
                         return (rows, Err(e));
                     }
                 }
                 (rows, Ok(()))
             });
-            let r = (main.1)();
-            self.done.push(Row {
-                name: main_name,
-                took: t.elapsed(),
-                code: code_of(&r),
-                beside: None,
-            });
+            let (row, r) = timed(main_name, None, main.1);
+            self.done.push(row);
             let side = side.join().unwrap_or_else(|_| {
                 (
                     Vec::new(),
