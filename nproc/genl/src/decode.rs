@@ -1,10 +1,10 @@
 //! Reply decoding with the `nproc-proto` tables.
 
-use netlink_packet_core::{NlaBuffer, NlasIterator};
 use nproc_proto::{
     attr, field_attr, global_item, task_field, FieldDesc, FieldSet, FieldType, Unit,
 };
 
+use crate::attrs::{Attr, Attrs};
 use crate::Error;
 
 /// One field or global item as the kernel describes it (`GET_FIELDS`).
@@ -94,37 +94,15 @@ impl Record {
     }
 }
 
-/// The attributes of `buf`; a truncated or overlong attribute is an error.
-fn nlas<'a>(
-    buf: &'a [u8],
-    what: &'a str,
-) -> impl Iterator<Item = Result<NlaBuffer<&'a [u8]>, Error>> + 'a {
-    NlasIterator::new(buf).map(move |n| n.map_err(|e| Error::Decode(format!("{what}: {e}"))))
-}
-
 /// The one nest of type `kind` among the top-level attributes.
 fn nest<'a>(payload: &'a [u8], kind: u16, what: &'a str) -> Result<&'a [u8], Error> {
-    for nla in nlas(payload, what) {
-        let nla = nla?;
-        if nla.kind() == kind {
-            return Ok(nla.into_inner_value());
+    for a in Attrs::new(payload, what) {
+        let a = a?;
+        if a.kind == kind {
+            return Ok(a.value);
         }
     }
     Err(Error::Decode(format!("{what}: no attribute {kind}")))
-}
-
-/// Value bytes of an attribute, borrowed from the receive buffer.
-trait IntoValue<'a> {
-    fn into_inner_value(self) -> &'a [u8];
-}
-
-impl<'a> IntoValue<'a> for NlaBuffer<&'a [u8]> {
-    fn into_inner_value(self) -> &'a [u8] {
-        let len = self.value_length();
-        let buf = self.into_inner();
-        // value_length() was checked against the buffer by the iterator.
-        buf.get(4..4 + len).unwrap_or_default()
-    }
 }
 
 fn u32_of(v: &[u8], what: &str) -> Result<u32, Error> {
@@ -235,13 +213,11 @@ fn values(
     // One allocation per record: a record has at most one value per id,
     // and a dump asks for a few dozen (an attribute is at least 4 bytes).
     let mut out = Vec::with_capacity((buf.len() / 4).min(nproc_proto::TASK_FIELDS.len() + 1));
-    for nla in nlas(buf, what) {
-        let nla = nla?;
-        let id = nla.kind();
+    for a in Attrs::new(buf, what) {
+        let Attr { kind: id, value: v } = a?;
         if id == 0 {
             continue; // padding before a u64
         }
-        let v = nla.into_inner_value();
         let val = match lookup(id) {
             Some(d) => value(d, v)?,
             None => Value::Raw(v.to_vec()),
@@ -275,13 +251,11 @@ impl<'a> TaskView<'a> {
     /// sent them (id order), padding skipped; stops at the first
     /// malformed attribute, which is the error.
     pub fn for_each(&self, mut f: impl FnMut(u16, ValueRef<'a>)) -> Result<(), Error> {
-        for nla in nlas(self.attrs, "GET_TASKS task") {
-            let nla = nla?;
-            let id = nla.kind();
+        for a in Attrs::new(self.attrs, "GET_TASKS task") {
+            let Attr { kind: id, value: v } = a?;
             if id == 0 {
                 continue; // padding before a u64
             }
-            let v = nla.into_inner_value();
             f(
                 id,
                 match task_field(id) {
@@ -326,10 +300,8 @@ pub(crate) fn field_info(payload: &[u8]) -> Result<FieldInfo, Error> {
         flags: 0,
         set: None,
     };
-    for nla in nlas(n, "GET_FIELDS field") {
-        let nla = nla?;
-        let kind = nla.kind();
-        let v = nla.into_inner_value();
+    for a in Attrs::new(n, "GET_FIELDS field") {
+        let Attr { kind, value: v } = a?;
         match kind {
             field_attr::ID => id = Some(u32_of(v, "field id")?),
             field_attr::NAME => {
@@ -355,14 +327,14 @@ pub fn extack_message(tlvs: &[u8]) -> Option<String> {
     const NLMSGERR_ATTR_MSG: u16 = 1;
     const NLMSGERR_ATTR_MISS_TYPE: u16 = 5;
     let mut missing = None;
-    for n in NlasIterator::new(tlvs).filter_map(Result::ok) {
-        match n.kind() {
+    for a in Attrs::new(tlvs, "extack").map_while(Result::ok) {
+        match a.kind {
             NLMSGERR_ATTR_MSG => {
-                return string_of(n.into_inner_value(), "extack")
+                return string_of(a.value, "extack")
                     .ok()
                     .map(|s| String::from_utf8_lossy(&s).into_owned());
             }
-            NLMSGERR_ATTR_MISS_TYPE => missing = u32_of(n.into_inner_value(), "extack").ok(),
+            NLMSGERR_ATTR_MISS_TYPE => missing = u32_of(a.value, "extack").ok(),
             _ => {}
         }
     }

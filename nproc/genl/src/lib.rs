@@ -24,8 +24,10 @@
 //! `neli` would also do (it resolves families and iterates dumps for
 //! you), but decodes every attribute into its own typed buffers; here the
 //! task attributes are decoded straight from the receive buffer with the
-//! `nproc-proto` table, one allocation per string value and none per
-//! number.
+//! `nproc-proto` table: [`TaskView`] allocates nothing, [`Record`] one
+//! buffer per string value. Reading attributes is this crate's own short
+//! walk (`attrs.rs`), not `netlink-packet-core`'s iterator: same rules, a
+//! tenth of the instructions, and a dump decodes some 80,000 of them.
 //!
 //! What this crate adds: family resolution with a clear error when the
 //! kernel lacks `CONFIG_NPROC`, the three commands, and decoding of their
@@ -34,6 +36,7 @@
 
 #![deny(missing_docs)]
 
+mod attrs;
 mod decode;
 mod error;
 mod socket;

@@ -1,0 +1,139 @@
+//! Walking the netlink attributes (`struct nlattr`,
+//! include/uapi/linux/netlink.h) of a received message.
+//!
+//! The rules are those of `netlink_packet_core::NlasIterator`, which this
+//! replaces for reading: a header of 4 bytes (length, type), a length of at
+//! least 4 that fits in what is left, the type without its
+//! `NLA_F_NESTED`/`NLA_F_NET_BYTEORDER` bits, the next attribute at the
+//! length rounded up to 4 (or the end of the buffer), and nothing after the
+//! first malformed attribute. The difference is cost: a dump of 4,000 tasks
+//! walks about 80,000 attributes, and the generic iterator's checked
+//! reads of each header field through its buffer abstraction were about
+//! 300 instructions per attribute (callgrind), a tenth of `nps -eo`'s
+//! whole user time; this walk is about 20.
+
+use crate::Error;
+
+/// `NLA_TYPE_MASK`: the type bits of `nla_type`.
+const NLA_TYPE_MASK: u16 = !(1 << 15 | 1 << 14);
+/// `NLA_HDRLEN`.
+const NLA_HDRLEN: usize = 4;
+
+/// One attribute: its type and its payload, borrowed from the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Attr<'a> {
+    /// `nla_type` without the flag bits.
+    pub(crate) kind: u16,
+    /// The payload (`nla_len - NLA_HDRLEN` bytes, padding excluded).
+    pub(crate) value: &'a [u8],
+}
+
+/// The attributes of a buffer, in order; a malformed one is an
+/// [`Error::Decode`] naming `what`, and ends the walk.
+pub(crate) struct Attrs<'a> {
+    rest: &'a [u8],
+    what: &'a str,
+}
+
+impl<'a> Attrs<'a> {
+    /// The attributes of `buf`, which `what` names in errors.
+    pub(crate) fn new(buf: &'a [u8], what: &'a str) -> Self {
+        Attrs { rest: buf, what }
+    }
+
+    fn fail(&mut self, msg: std::fmt::Arguments<'_>) -> Option<Result<Attr<'a>, Error>> {
+        self.rest = &[];
+        Some(Err(Error::Decode(format!("{}: {msg}", self.what))))
+    }
+}
+
+impl<'a> Iterator for Attrs<'a> {
+    type Item = Result<Attr<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rest = self.rest;
+        if rest.is_empty() {
+            return None;
+        }
+        let Some(&[l0, l1, t0, t1]) = rest.first_chunk::<NLA_HDRLEN>() else {
+            let n = rest.len();
+            return self.fail(format_args!(
+                "{n} trailing bytes, less than an attribute header"
+            ));
+        };
+        let len = usize::from(u16::from_ne_bytes([l0, l1]));
+        let kind = u16::from_ne_bytes([t0, t1]) & NLA_TYPE_MASK;
+        if len < NLA_HDRLEN {
+            return self.fail(format_args!("attribute {kind} of length {len}"));
+        }
+        let Some(value) = rest.get(NLA_HDRLEN..len) else {
+            let n = rest.len();
+            return self.fail(format_args!(
+                "attribute {kind} of length {len} in the last {n} bytes"
+            ));
+        };
+        self.rest = rest.get(len.next_multiple_of(4)..).unwrap_or_default();
+        Some(Ok(Attr { kind, value }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr(kind: u16, payload: &[u8]) -> Vec<u8> {
+        let mut v = ((4 + payload.len()) as u16).to_ne_bytes().to_vec();
+        v.extend_from_slice(&kind.to_ne_bytes());
+        v.extend_from_slice(payload);
+        v.resize(v.len().next_multiple_of(4), 0);
+        v
+    }
+
+    fn walk(buf: &[u8]) -> Result<Vec<(u16, Vec<u8>)>, String> {
+        Attrs::new(buf, "test")
+            .map(|a| a.map(|a| (a.kind, a.value.to_vec())))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn walks_padded_attributes_and_masks_the_flags() {
+        let mut buf = attr(1, b"abc");
+        buf.extend(attr(2 | 1 << 15, &7u32.to_ne_bytes()));
+        buf.extend(attr(3, b""));
+        assert_eq!(
+            walk(&buf).unwrap(),
+            [
+                (1, b"abc".to_vec()),
+                (2, 7u32.to_ne_bytes().to_vec()),
+                (3, vec![])
+            ]
+        );
+        // The last attribute's padding may be missing.
+        let buf = attr(1, b"abc");
+        assert_eq!(walk(&buf[..7]).unwrap(), [(1, b"abc".to_vec())]);
+    }
+
+    #[test]
+    fn a_malformed_attribute_is_an_error_and_ends_the_walk() {
+        let good = attr(1, b"abcd");
+        // A length past the end.
+        let mut buf = good.clone();
+        buf.extend(attr(2, b"abcdefgh"));
+        buf.truncate(buf.len() - 1);
+        let e = walk(&buf).unwrap_err();
+        assert!(e.contains("test: attribute 2 of length 12"), "{e}");
+        // A length below the header.
+        let mut buf = good.clone();
+        buf.extend([2, 0, 5, 0, 0, 0, 0, 0]);
+        assert!(walk(&buf).unwrap_err().contains("attribute 5 of length 2"));
+        // Bytes that are not a header.
+        let mut buf = good.clone();
+        buf.extend([1, 2]);
+        assert!(walk(&buf).unwrap_err().contains("2 trailing bytes"));
+        // Nothing after the error.
+        let mut it = Attrs::new(&[0, 0, 1, 0, 8, 0, 1, 0, 0, 0, 0, 0], "t");
+        assert!(it.next().unwrap().is_err());
+        assert!(it.next().is_none());
+    }
+}
