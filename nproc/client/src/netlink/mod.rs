@@ -58,7 +58,7 @@ impl NprocSource {
         fields: FieldBitmap,
         page_size: u64,
         scope: nproc_proto::Scope,
-        mut visit: impl FnMut(Task) -> bool,
+        mut visit: impl FnMut(&Task) -> bool,
     ) -> Result<(), SourceError> {
         let req = TaskRequest {
             fields,
@@ -68,10 +68,13 @@ impl NprocSource {
         // The callback cannot stop the dump: the rest is read and dropped
         // (ps stops only on a write error, after which nothing is printed).
         let mut go = true;
+        // One record for the whole dump: its strings keep their buffers.
+        let mut task = Task::empty(0, 0);
         self.client
             .for_each_task_view(&req, |view| {
                 if go {
-                    go = visit(task_of_view(&view, page_size)?);
+                    fill_task(&view, page_size, &mut task)?;
+                    go = visit(&task);
                 }
                 Ok(())
             })
@@ -79,15 +82,29 @@ impl NprocSource {
     }
 }
 
-/// A [`Task`] from one `GET_TASKS` message (fields not asked for stay as
-/// [`Task::empty`] has them), decoded in place: one dump carries
+/// Makes `t` the [`Task`] of one `GET_TASKS` message (fields not asked
+/// for as [`Task::empty`] has them), decoded in place: one dump carries
 /// thousands of tasks, so no owned [`nproc_genl::Record`] is built in
-/// between, and only the strings the task keeps are copied. Every value
-/// was checked against `nproc_proto`'s table (its type and size) by the
-/// decoder, the table the kernel itself compiles in; a malformed message
-/// is the error.
-fn task_of_view(view: &TaskView<'_>, page_size: u64) -> Result<Task, nproc_genl::Error> {
-    let mut t = Task::empty(0, 0);
+/// between, and `t`'s string buffers are reused from task to task. Every
+/// value was checked against `nproc_proto`'s table (its type and size) by
+/// the decoder, the table the kernel itself compiles in; a malformed
+/// message is the error.
+pub fn fill_task(
+    view: &TaskView<'_>,
+    page_size: u64,
+    t: &mut Task,
+) -> Result<(), nproc_genl::Error> {
+    let mut comm = std::mem::take(&mut t.comm);
+    let mut wchan = match std::mem::replace(&mut t.wchan, Wchan::Unreadable) {
+        Wchan::Symbol(w) => w,
+        _ => Vec::new(),
+    };
+    let mut cmdline = t.cmdline.take().unwrap_or_default();
+    comm.clear();
+    *t = Task {
+        comm,
+        ..Task::empty(0, 0)
+    };
     let (mut tid, mut resident, mut locked) = (None, 0, 0);
     view.for_each(|id, v| {
         let n = v.as_u64().unwrap_or(0);
@@ -113,7 +130,7 @@ fn task_of_view(view: &TaskView<'_>, page_size: u64) -> Result<Task, nproc_genl:
             f::FLAGS => t.flags = n,
             f::COMM => {
                 if let ValueRef::Str(c) = v {
-                    t.comm = c.to_vec();
+                    t.comm.extend_from_slice(c);
                 }
             }
             f::NICE => t.nice = s,
@@ -139,13 +156,19 @@ fn task_of_view(view: &TaskView<'_>, page_size: u64) -> Result<Task, nproc_genl:
                     // proc_pid_wchan() prints nothing else for "no symbol".
                     t.wchan = match w {
                         b"0" => Wchan::Zero,
-                        _ => Wchan::Symbol(w.to_vec()),
+                        _ => {
+                            wchan.clear();
+                            wchan.extend_from_slice(w);
+                            Wchan::Symbol(std::mem::take(&mut wchan))
+                        }
                     };
                 }
             }
             f::CMDLINE => {
                 if let ValueRef::Bytes(b) = v {
-                    t.cmdline = Some(b.to_vec());
+                    cmdline.clear();
+                    cmdline.extend_from_slice(b);
+                    t.cmdline = Some(std::mem::take(&mut cmdline));
                 }
             }
             // What ps does not show, and ids of a newer kernel.
@@ -156,8 +179,8 @@ fn task_of_view(view: &TaskView<'_>, page_size: u64) -> Result<Task, nproc_genl:
     if let Some(b) = t.cmdline.take_if(|b| b.len() >= CMDLINE_MAX) {
         t.cmdline = reread_cmdline(t.tgid, t.tid).or(Some(b));
     }
-    fill_kib(&mut t, resident, locked, page_size);
-    Ok(t)
+    fill_kib(t, resident, locked, page_size);
+    Ok(())
 }
 
 /// The status-derived sizes, from the page size the kernel gave:
@@ -243,20 +266,18 @@ impl Source for NprocSource {
             fields.set(f::WCHAN);
         }
         match scope {
-            Scope::Processes => self.dump(fields, page_size, nproc_proto::Scope::Processes, |t| {
-                visit(&t)
-            }),
+            Scope::Processes => self.dump(fields, page_size, nproc_proto::Scope::Processes, visit),
             Scope::Threads => {
                 fields.set(f::TID);
                 let mut leaders = Vec::new();
                 self.dump(fields, page_size, nproc_proto::Scope::Processes, |t| {
-                    leaders.push(t);
+                    leaders.push(t.clone());
                     true
                 })?;
                 let mut others: HashMap<i32, Vec<Task>> = HashMap::new();
                 self.dump(fields, page_size, nproc_proto::Scope::Threads, |t| {
                     if t.tid != t.tgid {
-                        others.entry(t.tgid).or_default().push(t);
+                        others.entry(t.tgid).or_default().push(t.clone());
                     }
                     true
                 })?;
@@ -307,7 +328,9 @@ mod tests {
     }
 
     fn task(values: &[(u16, Value)]) -> Result<Task, nproc_genl::Error> {
-        task_of_view(&TaskView::from_nest(&nest(values)), 4096)
+        let mut t = Task::empty(0, 0);
+        fill_task(&TaskView::from_nest(&nest(values)), 4096, &mut t)?;
+        Ok(t)
     }
 
     #[test]
@@ -338,6 +361,27 @@ mod tests {
         assert_eq!(t.rss, 9);
         assert_eq!(t.wchan, Wchan::Zero);
         assert_eq!(t.cmdline.as_deref(), Some(&b"sleep\x001000\x00"[..]));
+    }
+
+    #[test]
+    fn a_reused_record_keeps_nothing_of_the_previous_task() {
+        let mut t = Task::empty(0, 0);
+        let first = nest(&[
+            (f::TGID, Value::U32(7)),
+            (f::COMM, Value::Str(b"first-name".to_vec())),
+            (f::WCHAN, Value::Str(b"do_nanosleep".to_vec())),
+            (f::CMDLINE, Value::Bytes(b"sleep\x001\x00".to_vec())),
+        ]);
+        fill_task(&TaskView::from_nest(&first), 4096, &mut t).unwrap();
+        assert_eq!(t.wchan, Wchan::Symbol(b"do_nanosleep".to_vec()));
+        let second = nest(&[
+            (f::TGID, Value::U32(8)),
+            (f::COMM, Value::Str(b"x".to_vec())),
+        ]);
+        fill_task(&TaskView::from_nest(&second), 4096, &mut t).unwrap();
+        let mut want = Task::empty(8, 8);
+        want.comm = b"x".to_vec();
+        assert_eq!(t, want);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::charset::Charset;
 use super::clock;
-use super::escape::{bracketed_command, lib_escape, ps_escape};
+use super::escape::{bracketed_command, lib_escape, lib_escape_array, ps_escape};
 use super::names::Names;
 use super::tty::TtyNamer;
 use crate::procfs::CMDLINE_MAX;
@@ -184,20 +184,20 @@ impl Kind {
         let start = out.len();
         // snprintf-style printers: their length is their cell count.
         match self {
-            Kind::Tgid => write!(out, "{}", t.tgid),
-            Kind::Tid => write!(out, "{}", t.tid),
+            Kind::Tgid => num(out, t.tgid),
+            Kind::Tid => num(out, t.tid),
             // pr_ppid/pr_pgid print a signed value with "%u".
-            Kind::Ppid => write!(out, "{}", t.ppid as u32),
-            Kind::Pgid => write!(out, "{}", t.pgid as u32),
-            Kind::Sid => write!(out, "{}", t.sid),
-            Kind::Tpgid => write!(out, "{}", t.tpgid),
+            Kind::Ppid => num(out, t.ppid as u32),
+            Kind::Pgid => num(out, t.pgid as u32),
+            Kind::Sid => num(out, t.sid),
+            Kind::Tpgid => num(out, t.tpgid),
             // pr_euid & co print an unsigned id with "%d".
-            Kind::Euid => write!(out, "{}", t.uid[1] as i32),
-            Kind::Ruid => write!(out, "{}", t.uid[0] as i32),
-            Kind::Suid => write!(out, "{}", t.uid[2] as i32),
-            Kind::Fuid => write!(out, "{}", t.uid[3] as i32),
-            Kind::Egid => write!(out, "{}", t.gid[1] as i32),
-            Kind::Rgid => write!(out, "{}", t.gid[0] as i32),
+            Kind::Euid => num(out, t.uid[1] as i32),
+            Kind::Ruid => num(out, t.uid[0] as i32),
+            Kind::Suid => num(out, t.uid[2] as i32),
+            Kind::Fuid => num(out, t.uid[3] as i32),
+            Kind::Egid => num(out, t.gid[1] as i32),
+            Kind::Rgid => num(out, t.gid[0] as i32),
             Kind::Stat => {
                 stat_letters(t, out);
                 Ok(())
@@ -206,8 +206,8 @@ impl Kind {
                 out.push(t.state);
                 Ok(())
             }
-            Kind::Vsz => write!(out, "{}", t.vm_size_kib),
-            Kind::Rss => write!(out, "{}", t.vm_rss_kib),
+            Kind::Vsz => num(out, t.vm_size_kib),
+            Kind::Rss => num(out, t.vm_rss_kib),
             Kind::Sz => write!(
                 out,
                 "{}",
@@ -227,30 +227,35 @@ impl Kind {
                 let s = (t.utime + t.stime) / ctx.global.hertz.max(1);
                 let (dd, hh, mm, ss) = (s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
                 if dd != 0 {
-                    write!(out, "{dd}-{hh:02}:{mm:02}:{ss:02}")
-                } else {
-                    write!(out, "{hh:02}:{mm:02}:{ss:02}")
+                    push_num(out, dd);
+                    out.push(b'-');
                 }
+                two_digits(out, hh);
+                out.push(b':');
+                two_digits(out, mm);
+                out.push(b':');
+                two_digits(out, ss);
+                Ok(())
             }
-            Kind::Times => write!(out, "{}", (t.utime + t.stime) / ctx.global.hertz.max(1)),
+            Kind::Times => num(out, (t.utime + t.stime) / ctx.global.hertz.max(1)),
             Kind::BsdTime => {
                 let u = (t.utime + t.stime) / ctx.global.hertz.max(1);
                 write!(out, "{:3}:{:02}", u / 60, u % 60)
             }
-            Kind::Nlwp => write!(out, "{}", t.nlwp),
+            Kind::Nlwp => num(out, t.nlwp),
             Kind::Tty => {
                 out.extend_from_slice(&ctx.tty.name(t.tty_nr, t.tid));
                 Ok(())
             }
             // pr_nice: only SCHED_OTHER (0) and SCHED_BATCH (3) have a nice.
             Kind::Nice => match t.policy {
-                0 | 3 => write!(out, "{}", t.nice),
+                0 | 3 => num(out, t.nice),
                 _ => write!(out, "-"),
             },
-            Kind::Pri => write!(out, "{}", 39 - t.priority),
-            Kind::Opri => write!(out, "{}", 60 + t.priority),
-            Kind::Priority => write!(out, "{}", t.priority),
-            Kind::Psr => write!(out, "{}", t.processor),
+            Kind::Pri => num(out, 39 - t.priority),
+            Kind::Opri => num(out, 60 + t.priority),
+            Kind::Priority => num(out, t.priority),
+            Kind::Psr => num(out, t.processor),
             Kind::Flag => write!(out, "{:o}", (t.flags >> 6) & 7),
             Kind::Class => {
                 let s = match t.policy {
@@ -270,14 +275,15 @@ impl Kind {
             }
             Kind::Rtprio => match t.policy {
                 0 => write!(out, "-"),
-                _ => write!(out, "{}", t.rt_priority),
+                _ => num(out, t.rt_priority),
             },
-            Kind::Sched => write!(out, "{}", t.policy),
-            Kind::MinFlt => write!(out, "{}", t.min_flt),
-            Kind::MajFlt => write!(out, "{}", t.maj_flt),
+            Kind::Sched => num(out, t.policy),
+            Kind::MinFlt => num(out, t.min_flt),
+            Kind::MajFlt => num(out, t.maj_flt),
             Kind::Comm => {
-                let cmd = lib_escape(&t.comm, 64, ctx.charset);
-                return ps_escape(out, &cmd, OUTBUF_SIZE, max_rightward, ctx.charset);
+                let (cmd, len) = lib_escape_array::<64>(&t.comm, ctx.charset);
+                let cmd = cmd.get(..len).unwrap_or_default();
+                return ps_escape(out, cmd, OUTBUF_SIZE, max_rightward, ctx.charset);
             }
             Kind::Args => {
                 let line = command_line(t, ctx.charset);
@@ -321,6 +327,28 @@ impl Kind {
         }
         .expect("writing to a Vec cannot fail");
         out.len() - start
+    }
+}
+
+/// Appends `v` in decimal, as `"%d"`/`"%u"`/`"%lu"` print it: the
+/// printers of most columns, thousands of times per dump, so without
+/// `core::fmt`'s machinery (a third of `nps -eo`'s rendering, callgrind).
+fn push_num(out: &mut Vec<u8>, v: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// [`push_num`] as a printer arm's result.
+fn num(out: &mut Vec<u8>, v: impl itoa::Integer) -> std::io::Result<()> {
+    push_num(out, v);
+    Ok(())
+}
+
+/// Appends `v` as `"%02u"` prints it.
+fn two_digits(out: &mut Vec<u8>, v: u64) {
+    if v < 100 {
+        out.extend_from_slice(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
+    } else {
+        push_num(out, v);
     }
 }
 

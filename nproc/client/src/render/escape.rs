@@ -36,6 +36,23 @@ pub fn lib_escape(src: &[u8], bufsize: usize, charset: Charset) -> Vec<u8> {
     }
     let end = src.iter().position(|&b| b == 0).unwrap_or(src.len());
     let mut dst = src[..end.min(bufsize - 1)].to_vec();
+    escape_in_place(&mut dst, charset);
+    dst
+}
+
+/// [`lib_escape`] with `bufsize` = `N`, into an array: a `comm` (escaped
+/// with 64) without an allocation. Returns the array and the length used.
+pub fn lib_escape_array<const N: usize>(src: &[u8], charset: Charset) -> ([u8; N], usize) {
+    let mut dst = [0u8; N];
+    let end = src.iter().position(|&b| b == 0).unwrap_or(src.len());
+    let len = end.min(N.saturating_sub(1));
+    dst[..len].copy_from_slice(&src[..len]);
+    escape_in_place(&mut dst[..len], charset);
+    (dst, len)
+}
+
+/// The replacing half of libproc2's `escape_str()`, on the copied bytes.
+fn escape_in_place(dst: &mut [u8], charset: Charset) {
     match charset {
         Charset::Bytes => dst.iter_mut().for_each(|b| *b = esc_all_byte(*b)),
         Charset::Utf8 => {
@@ -59,7 +76,6 @@ pub fn lib_escape(src: &[u8], bufsize: usize, charset: Charset) -> Vec<u8> {
             }
         }
     }
-    dst
 }
 
 /// libproc2's `escape_command()` with `ESC_BRACKETS | ESC_DEFUNCT`: the
@@ -98,15 +114,11 @@ pub fn ps_escape(
     let mut bytes = 0;
     match charset {
         Charset::Bytes => {
-            let bufsize = bufsize.min(max_cells + 1);
-            for &c in src {
-                if cells >= max_cells || bytes + 1 >= bufsize || c == 0 {
-                    break;
-                }
-                out.push(esc_all_byte(c));
-                cells += 1;
-                bytes += 1;
-            }
+            // One cell per byte, up to a NUL, the cells and the buffer.
+            let src = &src[..src.len().min(max_cells).min(bufsize - 1)];
+            let src = &src[..src.iter().position(|&c| c == 0).unwrap_or(src.len())];
+            out.extend(src.iter().map(|&c| esc_all_byte(c)));
+            cells = src.len();
         }
         Charset::Utf8 => {
             let mut i = 0;
@@ -190,6 +202,26 @@ mod tests {
         // snprintf into 64 bytes keeps 63; a NUL ends the string.
         assert_eq!(lib_escape(&[b'x'; 80], 64, Charset::Bytes).len(), 63);
         assert_eq!(lib_escape(b"ab\0cd", 64, Charset::Bytes), b"ab");
+    }
+
+    #[test]
+    fn library_escape_into_an_array_is_the_same() {
+        let inputs: [&[u8]; 6] = [
+            b"a\tb\x7f\xc3\xa9",
+            &[b'x'; 80],
+            b"ab\0cd",
+            b"a\xff\tb\xc3\xa9",
+            b"ab\xe2\x82",
+            b"",
+        ];
+        for src in inputs {
+            for cs in [Charset::Bytes, Charset::Utf8] {
+                let (a, n) = lib_escape_array::<64>(src, cs);
+                assert_eq!(&a[..n], lib_escape(src, 64, cs), "{src:?}");
+                let (a, n) = lib_escape_array::<4>(src, cs);
+                assert_eq!(&a[..n], lib_escape(src, 4, cs), "{src:?}");
+            }
+        }
     }
 
     #[test]

@@ -124,8 +124,11 @@ impl Layout {
             }
             let pad = space.max(0) as usize;
             if pad > 0 {
-                out.resize(out.len() + pad, b' ');
-                out[at..].rotate_right(pad);
+                // Shift the cell right by `pad` and blank the gap.
+                let end = out.len();
+                out.resize(end + pad, b' ');
+                out.copy_within(at..end, at + pad);
+                out[at..at + pad].fill(b' ');
             }
             if last {
                 out.push(b'\n');
