@@ -244,7 +244,7 @@ impl Kind {
             }
             Kind::Nlwp => num(out, t.nlwp),
             Kind::Tty => {
-                out.extend_from_slice(&ctx.tty.name(t.tty_nr, t.tid));
+                ctx.tty.push_name(t.tty_nr, t.tid, out);
                 Ok(())
             }
             // pr_nice: only SCHED_OTHER (0) and SCHED_BATCH (3) have a nice.

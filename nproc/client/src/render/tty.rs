@@ -45,10 +45,19 @@ impl TtyNamer {
 
     /// The name `ps` shows in its TTY column for `tty_nr` of task `tid`.
     pub fn name(&mut self, tty_nr: i32, tid: i32) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.push_name(tty_nr, tid, &mut out);
+        out
+    }
+
+    /// [`TtyNamer::name`], appended to `out`: most tasks have no
+    /// terminal, and their `?` costs no allocation.
+    pub fn push_name(&mut self, tty_nr: i32, tid: i32, out: &mut Vec<u8>) {
         // dev_to_tty(): `unsigned dev = dev_t_dev;` keeps the low 32 bits.
         let dev = tty_nr as u32;
         if dev == 0 {
-            return b"?".to_vec();
+            out.push(b'?');
+            return;
         }
         let (maj, min) = (major(dev as u64), minor(dev as u64));
         let found = self
@@ -57,8 +66,8 @@ impl TtyNamer {
             .or_else(|| self.guess_name(dev, maj, min))
             .or_else(|| self.link_name(maj, min, tid, "fd/255"));
         match found {
-            Some(path) => abbreviate(&path),
-            None => b"?".to_vec(),
+            Some(path) => out.extend(abbreviate(&path)),
+            None => out.push(b'?'),
         }
     }
 
@@ -140,7 +149,7 @@ fn is_dev(path: &[u8], maj: u32, min: u32) -> bool {
 }
 
 /// `ABBREV_DEV`, the 64-byte chop, and `?` for bytes outside 0x21..0x7e.
-fn abbreviate(path: &[u8]) -> Vec<u8> {
+fn abbreviate(path: &[u8]) -> impl Iterator<Item = u8> + '_ {
     let p = match path.strip_prefix(b"/dev/") {
         Some(rest) if !rest.is_empty() => rest,
         _ => path,
@@ -148,7 +157,6 @@ fn abbreviate(path: &[u8]) -> Vec<u8> {
     p.iter()
         .take(64)
         .map(|&c| if c <= b' ' || c > 126 { b'?' } else { c })
-        .collect()
 }
 
 /// load_drivers(): every " /dev/" starts a device column; a name ending in
@@ -344,9 +352,9 @@ mod tests {
 
     #[test]
     fn abbreviation_and_no_tty() {
-        assert_eq!(abbreviate(b"/dev/pts/3"), b"pts/3");
-        assert_eq!(abbreviate(b"/dev/"), b"/dev/");
-        assert_eq!(abbreviate(b"/dev/a b"), b"a?b");
+        assert_eq!(abbreviate(b"/dev/pts/3").collect::<Vec<_>>(), b"pts/3");
+        assert_eq!(abbreviate(b"/dev/").collect::<Vec<_>>(), b"/dev/");
+        assert_eq!(abbreviate(b"/dev/a b").collect::<Vec<_>>(), b"a?b");
         assert_eq!(TtyNamer::new("/nonexistent").name(0, 1), b"?");
         assert_eq!(guess_path(4, 65).as_deref(), Some("/dev/ttyS1"));
         assert_eq!(guess_path(137, 2).as_deref(), Some("/dev/pts/258"));
