@@ -130,6 +130,8 @@ pub fn fill_task(
             f::FLAGS => t.flags = n,
             f::COMM => {
                 if let ValueRef::Str(c) = v {
+                    // The last one counts, should a message repeat it.
+                    t.comm.clear();
                     t.comm.extend_from_slice(c);
                 }
             }
