@@ -34,19 +34,25 @@ pub fn lib_escape(src: &[u8], bufsize: usize, charset: Charset) -> Vec<u8> {
     if bufsize == 0 {
         return Vec::new();
     }
-    let end = src.iter().position(|&b| b == 0).unwrap_or(src.len());
-    let mut dst = src[..end.min(bufsize - 1)].to_vec();
+    let mut dst = kept(src, bufsize).to_vec();
     escape_in_place(&mut dst, charset);
     dst
+}
+
+/// What `snprintf(dst, bufsize, "%s", src)` keeps of `src`: up to its
+/// first NUL and at most `bufsize - 1` bytes (`bufsize` > 0).
+fn kept(src: &[u8], bufsize: usize) -> &[u8] {
+    let end = src.iter().position(|&b| b == 0).unwrap_or(src.len());
+    &src[..end.min(bufsize.saturating_sub(1))]
 }
 
 /// [`lib_escape`] with `bufsize` = `N`, into an array: a `comm` (escaped
 /// with 64) without an allocation. Returns the array and the length used.
 pub fn lib_escape_array<const N: usize>(src: &[u8], charset: Charset) -> ([u8; N], usize) {
     let mut dst = [0u8; N];
-    let end = src.iter().position(|&b| b == 0).unwrap_or(src.len());
-    let len = end.min(N.saturating_sub(1));
-    dst[..len].copy_from_slice(&src[..len]);
+    let src = kept(src, N);
+    let len = src.len();
+    dst[..len].copy_from_slice(src);
     escape_in_place(&mut dst[..len], charset);
     (dst, len)
 }

@@ -43,15 +43,8 @@ impl TtyNamer {
         }
     }
 
-    /// The name `ps` shows in its TTY column for `tty_nr` of task `tid`.
-    pub fn name(&mut self, tty_nr: i32, tid: i32) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.push_name(tty_nr, tid, &mut out);
-        out
-    }
-
-    /// [`TtyNamer::name`], appended to `out`: most tasks have no
-    /// terminal, and their `?` costs no allocation.
+    /// Appends the name `ps` shows in its TTY column for `tty_nr` of task
+    /// `tid` to `out` (most tasks have none: a `?` and no allocation).
     pub fn push_name(&mut self, tty_nr: i32, tid: i32, out: &mut Vec<u8>) {
         // dev_to_tty(): `unsigned dev = dev_t_dev;` keeps the low 32 bits.
         let dev = tty_nr as u32;
@@ -355,7 +348,9 @@ mod tests {
         assert_eq!(abbreviate(b"/dev/pts/3").collect::<Vec<_>>(), b"pts/3");
         assert_eq!(abbreviate(b"/dev/").collect::<Vec<_>>(), b"/dev/");
         assert_eq!(abbreviate(b"/dev/a b").collect::<Vec<_>>(), b"a?b");
-        assert_eq!(TtyNamer::new("/nonexistent").name(0, 1), b"?");
+        let mut out = Vec::new();
+        TtyNamer::new("/nonexistent").push_name(0, 1, &mut out);
+        assert_eq!(out, b"?");
         assert_eq!(guess_path(4, 65).as_deref(), Some("/dev/ttyS1"));
         assert_eq!(guess_path(137, 2).as_deref(), Some("/dev/pts/258"));
         assert_eq!(guess_path(204, 186).as_deref(), Some("/dev/ttyJ0"));
