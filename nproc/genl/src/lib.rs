@@ -27,7 +27,7 @@
 //! `nproc-proto` table: [`TaskView`] allocates nothing, [`Record`] one
 //! buffer per string value. Reading attributes is this crate's own short
 //! walk (`attrs.rs`), not `netlink-packet-core`'s iterator: same rules, a
-//! tenth of the instructions, and a dump decodes some 80,000 of them.
+//! fifth of the instructions, and a dump decodes some 80,000 of them.
 //!
 //! What this crate adds: family resolution with a clear error when the
 //! kernel lacks `CONFIG_NPROC`, the three commands, and decoding of their
