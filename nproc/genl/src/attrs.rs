@@ -10,7 +10,7 @@
 //! walks about 80,000 attributes, and the generic iterator's checked
 //! reads of each header field through its buffer abstraction were about
 //! 300 instructions per attribute, value slicing included (callgrind), a
-//! fifth of what `nps -eo` spent per task; this walk is under 60.
+//! third of what `nps -eo` spent per task; this walk is under 60.
 
 use crate::Error;
 
