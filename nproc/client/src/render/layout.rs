@@ -5,6 +5,7 @@
 
 use super::columns::{Ctx, Just, Kind, OUTBUF_SIZE};
 use crate::task::Task;
+use std::cell::RefCell;
 
 /// `SPACE_AMOUNT`: at most this many spaces are written before a value.
 const SPACE_AMOUNT: i64 = 144;
@@ -29,7 +30,13 @@ pub struct Layout {
     pub columns: Vec<Column>,
     /// `active_cols`: the line width ps settled on.
     pub active_cols: usize,
+    /// One cell as its printer wrote it, before its leading spaces are
+    /// known: a buffer reused for every cell of every line.
+    cell: RefCell<Vec<u8>>,
 }
+
+/// `SPACE_AMOUNT` spaces: what a cell's padding is copied from.
+const SPACES: [u8; SPACE_AMOUNT as usize] = [b' '; SPACE_AMOUNT as usize];
 
 impl Layout {
     /// check_header_width(): the smallest multiple of `screen_cols` that
@@ -59,6 +66,7 @@ impl Layout {
         Layout {
             columns,
             active_cols,
+            cell: RefCell::default(),
         }
     }
 
@@ -69,6 +77,8 @@ impl Layout {
         let mut actual: i64 = 0;
         let mut dospace: i64 = 0;
         let n = self.columns.len();
+        // Borrowed only for the moment of taking and returning it.
+        let mut cell = self.cell.take();
         for (i, col) in self.columns.iter().enumerate() {
             let last = i + 1 == n;
             let (wanted, tmpspace) = if !last {
@@ -85,21 +95,19 @@ impl Layout {
             // value and is then clamped to OUTBUF_SIZE-1.
             let max_rightward = clamp_unsigned(wanted);
 
-            // The cell goes straight to the end of `out`; its leading
-            // spaces, known only from its width, are inserted before it
-            // below (a copy of a few bytes, where a buffer per line cost
-            // an allocation per task).
-            let at = out.len();
+            // The cell's leading spaces are known only from its width:
+            // it is printed into `cell` first.
+            cell.clear();
             let mut amount = match task {
-                Some(t) => col.kind.render(t, ctx, max_rightward, out),
+                Some(t) => col.kind.render(t, ctx, max_rightward, &mut cell),
                 None => {
-                    out.extend_from_slice(col.name.as_bytes());
-                    out.len() - at
+                    cell.extend_from_slice(col.name.as_bytes());
+                    cell.len()
                 }
             };
             if amount >= OUTBUF_SIZE {
                 amount = OUTBUF_SIZE - 1;
-                out.truncate(at + amount);
+                cell.truncate(amount);
             }
             let leftpad = match col.just {
                 Just::Left | Just::User => 0,
@@ -108,7 +116,7 @@ impl Layout {
                     // "(active_cols-actual-tmpspace)<1" in unsigned
                     // arithmetic: true only when exactly zero.
                     if (active - actual - tmpspace) as u32 == 0 {
-                        out.truncate(at + 1);
+                        cell.truncate(1);
                     }
                     0
                 }
@@ -119,17 +127,10 @@ impl Layout {
             }
             space = space.min(SPACE_AMOUNT);
             // The cell is printed up to a NUL, as ps prints its buffer.
-            if let Some(nul) = out[at..].iter().position(|&b| b == 0) {
-                out.truncate(at + nul);
-            }
-            let pad = space.max(0) as usize;
-            if pad > 0 {
-                // Shift the cell right by `pad` and blank the gap.
-                let end = out.len();
-                out.resize(end + pad, b' ');
-                out.copy_within(at..end, at + pad);
-                out[at..at + pad].fill(b' ');
-            }
+            let shown = cell.iter().position(|&b| b == 0).unwrap_or(cell.len());
+            // 0 <= space <= SPACE_AMOUNT.
+            out.extend_from_slice(SPACES.get(..space.max(0) as usize).unwrap_or_default());
+            out.extend_from_slice(&cell[..shown]);
             if last {
                 out.push(b'\n');
                 break;
@@ -141,6 +142,7 @@ impl Layout {
             correct += 1;
             dospace = 1;
         }
+        self.cell.replace(cell);
     }
 }
 
