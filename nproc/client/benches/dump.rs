@@ -7,9 +7,8 @@
 //! 4,000 tasks as in the benchmark guest, printed in the C locale as
 //! there. `cargo bench -p nproc --bench dump`; the numbers are per task.
 
-use clap::Parser;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use nproc::cli::{Args, Env};
+use nproc::cli::{Command, Env};
 use nproc::netlink::fill_task;
 use nproc::ps::Plan;
 use nproc::render::{Charset, Ctx, Names, TtyNamer};
@@ -32,7 +31,11 @@ const GLOBAL: Global = Global {
 };
 
 fn plan(args: &[&str]) -> Plan {
-    let args = Args::parse_from(std::iter::once("nps").chain(args.iter().copied()));
+    let Ok(Command::Run(args)) =
+        Command::from_args(std::iter::once("nps").chain(args.iter().copied()))
+    else {
+        panic!("not a listing command line: {args:?}")
+    };
     let request = args.request().expect("a valid command line");
     let me = Me { euid: 0, tty: 0 };
     let (plan, _) = request

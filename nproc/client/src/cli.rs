@@ -7,68 +7,155 @@ use crate::render::Layout;
 use crate::select::{parse_pids, Me, Selection, Simple};
 use crate::source::Scope;
 use crate::task::Global;
-use clap::{ArgAction, Parser};
+use lexopt::ValueExt;
+use std::ffi::OsString;
 
-/// `nps`: list processes exactly as procps-ng 4.0.2's `ps` prints them.
-#[derive(Parser, Debug, Default)]
-#[command(name = "nps", version)]
+/// `nps --help`.
+pub const HELP: &str = "\
+nps: list processes exactly as procps-ng 4.0.2's `ps` prints them
+
+Usage: nps [OPTIONS] [BSD]
+
+Arguments:
+  [BSD]  BSD options without a dash: `a` (all with a tty), `x` (all of
+         yours), `u` (user format), `H` (threads), `w` (wider); `ax` lists
+         everything in BSD format, `aux` adds user, %CPU, %MEM, sizes and
+         start time
+
+Options:
+  -e                      Select every process
+  -A                      Select every process (same as -e)
+  -a                      Select all processes with a tty except session leaders
+  -d                      Select all processes except session leaders
+  -L                      Show threads, with an LWP column in the default format
+  -f                      Full format: UID PID PPID C STIME TTY TIME CMD
+  -l                      Long format: F S UID PID PPID C PRI NI ADDR SZ WCHAN TTY TIME CMD
+  -o, --format <LIST>     Columns, e.g. `pid,stat,wchan,comm` (repeatable)
+  -p, --pid <PIDLIST>     Select these process ids (comma or blank separated; repeatable)
+      --no-headers        Print no header line [aliases: noheaders, noheader]
+  -w                      Wide output: once for 132 columns, twice for unlimited
+      --source <SOURCE>   Where task records come from [default: nproc]:
+                          nproc: the nproc generic netlink family (CONFIG_NPROC);
+                          proc:  /proc/PID/{stat,status,cmdline,wchan}, as procps reads them
+      --fields            Print the fields the kernel's nproc family serves
+                          (name, type, unit, flags), from its GET_FIELDS, and exit
+  -h, --help              Print help
+  -V, --version           Print version
+";
+
+/// `nps`'s options, as given (see [`HELP`]).
+///
+/// The parser is lexopt, not clap: `nps` runs once per refresh of
+/// whatever calls it, and clap's derive built its whole command model on
+/// every start (about a third of the instructions `nps --version` ran,
+/// and more of its distinct code, which an emulated CPU translates anew
+/// in every process). lexopt only splits the arguments; the meaning
+/// stays here, in one match.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Args {
-    /// BSD options without a dash: `a` (all with a tty), `x` (all of yours),
-    /// `u` (user format), `H` (threads), `w` (wider); `ax` lists everything
-    /// in BSD format, `aux` adds user, %CPU, %MEM, sizes and start time.
-    #[arg(value_name = "BSD")]
+    /// The BSD letters (`ax`, `aux`, ...), the one positional argument.
     pub bsd: Option<String>,
-    /// Select every process.
-    #[arg(short = 'e')]
+    /// `-e`.
     pub every: bool,
-    /// Select every process (same as -e).
-    #[arg(short = 'A')]
+    /// `-A`.
     pub all: bool,
-    /// Select all processes with a tty except session leaders.
-    #[arg(short = 'a')]
+    /// `-a`.
     pub unix_a: bool,
-    /// Select all processes except session leaders.
-    #[arg(short = 'd')]
+    /// `-d`.
     pub unix_d: bool,
-    /// Show threads, with an LWP column in the default format.
-    #[arg(short = 'L')]
+    /// `-L`.
     pub threads: bool,
-    /// Full format: UID PID PPID C STIME TTY TIME CMD.
-    #[arg(short = 'f')]
+    /// `-f`.
     pub full: bool,
-    /// Long format: F S UID PID PPID C PRI NI ADDR SZ WCHAN TTY TIME CMD.
-    #[arg(short = 'l')]
+    /// `-l`.
     pub long: bool,
-    /// Columns, e.g. `pid,stat,wchan,comm` (repeatable).
-    #[arg(short = 'o', long = "format", value_name = "LIST", action = ArgAction::Append)]
+    /// `-o` / `--format` lists, in order.
     pub format: Vec<String>,
-    /// Select these process ids (comma or blank separated; repeatable).
-    #[arg(short = 'p', long = "pid", value_name = "PIDLIST", action = ArgAction::Append)]
+    /// `-p` / `--pid` lists, in order.
     pub pids: Vec<String>,
-    /// Print no header line.
-    #[arg(long = "no-headers", visible_aliases = ["noheaders", "noheader"])]
+    /// `--no-headers` (or `--noheaders`, `--noheader`).
     pub no_headers: bool,
-    /// Wide output: once for 132 columns, twice for unlimited.
-    #[arg(short = 'w', action = ArgAction::Count)]
+    /// Count of `-w`.
     pub wide: u8,
-    /// Where task records come from: the kernel's nproc netlink family
-    /// (CONFIG_NPROC), or the /proc files procps reads.
-    #[arg(long = "source", value_enum, default_value_t = SourceKind::Nproc)]
+    /// `--source`.
     pub source: SourceKind,
-    /// Print the fields the kernel's nproc family serves (name, type,
-    /// unit, flags), from its GET_FIELDS, and exit.
-    #[arg(long = "fields")]
+    /// `--fields`.
     pub fields: bool,
 }
 
+/// What the command line asks `nps` to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    /// List processes (or fields) as `Args` say.
+    Run(Args),
+    /// `--help`: print [`HELP`].
+    Help,
+    /// `--version`: print the version.
+    Version,
+}
+
 /// `--source`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SourceKind {
     /// The nproc generic netlink family: two netlink dumps, no files.
     #[default]
     Nproc,
     /// /proc/PID/{stat,status,cmdline,wchan}, as procps reads them.
     Proc,
+}
+
+impl Command {
+    /// Parses this process's arguments.
+    pub fn from_env() -> Result<Command, lexopt::Error> {
+        Self::parse(lexopt::Parser::from_env())
+    }
+
+    /// Parses `args`, the first of which is the program name.
+    pub fn from_args<I>(args: I) -> Result<Command, lexopt::Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<OsString>,
+    {
+        Self::parse(lexopt::Parser::from_iter(args))
+    }
+
+    fn parse(mut p: lexopt::Parser) -> Result<Command, lexopt::Error> {
+        use lexopt::Arg::{Long, Short, Value};
+        let mut a = Args::default();
+        while let Some(arg) = p.next()? {
+            match arg {
+                Short('e') => a.every = true,
+                Short('A') => a.all = true,
+                Short('a') => a.unix_a = true,
+                Short('d') => a.unix_d = true,
+                Short('L') => a.threads = true,
+                Short('f') => a.full = true,
+                Short('l') => a.long = true,
+                Short('w') => a.wide = a.wide.saturating_add(1),
+                Short('o') | Long("format") => a.format.push(p.value()?.string()?),
+                Short('p') | Long("pid") => a.pids.push(p.value()?.string()?),
+                Long("no-headers" | "noheaders" | "noheader") => a.no_headers = true,
+                Long("source") => {
+                    a.source = match p.value()?.string()?.as_str() {
+                        "nproc" => SourceKind::Nproc,
+                        "proc" => SourceKind::Proc,
+                        other => {
+                            return Err(format!(
+                                "invalid value '{other}' for '--source': nproc or proc"
+                            )
+                            .into())
+                        }
+                    }
+                }
+                Long("fields") => a.fields = true,
+                Short('h') | Long("help") => return Ok(Command::Help),
+                Short('V') | Long("version") => return Ok(Command::Version),
+                Value(v) if a.bsd.is_none() => a.bsd = Some(v.string()?),
+                _ => return Err(arg.unexpected()),
+            }
+        }
+        Ok(Command::Run(a))
+    }
 }
 
 /// What the command line asks for, before the system is consulted.
@@ -249,9 +336,10 @@ mod tests {
     fn req(argv: &[&str]) -> Result<Request, String> {
         let mut v = vec!["nps"];
         v.extend_from_slice(argv);
-        Args::try_parse_from(v)
-            .map_err(|e| e.to_string())?
-            .request()
+        match Command::from_args(v).map_err(|e| e.to_string())? {
+            Command::Run(args) => args.request(),
+            other => Err(format!("{other:?}")),
+        }
     }
 
     #[test]
@@ -280,6 +368,43 @@ mod tests {
             "conflicting format options"
         );
         assert_eq!(req(&["u", "-l"]).unwrap_err(), "conflicting format options");
+    }
+
+    fn args(argv: &[&str]) -> Result<Command, String> {
+        let mut v = vec!["nps"];
+        v.extend_from_slice(argv);
+        Command::from_args(v).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn option_syntax() {
+        let Command::Run(a) = args(&["-ww", "--format=pid", "-opid,comm", "--noheader"]).unwrap()
+        else {
+            panic!("not a run")
+        };
+        assert_eq!(a.wide, 2);
+        assert_eq!(a.format, vec!["pid", "pid,comm"]);
+        assert!(a.no_headers);
+        let Command::Run(a) = args(&["--source", "proc", "--pid=7", "-p8", "ax"]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(a.source, SourceKind::Proc);
+        assert_eq!(a.pids, vec!["7", "8"]);
+        assert_eq!(a.bsd.as_deref(), Some("ax"));
+        assert_eq!(args(&["-e", "--help"]).unwrap(), Command::Help);
+        assert_eq!(args(&["-V"]).unwrap(), Command::Version);
+        let err = |argv| args(argv).unwrap_err();
+        assert_eq!(err(&["ax", "u"]), "unexpected argument \"u\"");
+        assert_eq!(err(&["-q"]), "invalid option '-q'");
+        assert_eq!(err(&["-o"]), "missing argument for option '-o'");
+        assert_eq!(
+            err(&["--source", "sys"]),
+            "invalid value 'sys' for '--source': nproc or proc"
+        );
+        assert_eq!(
+            err(&["--fields=1"]),
+            "unexpected argument for option '--fields': \"1\""
+        );
     }
 
     #[test]

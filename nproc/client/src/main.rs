@@ -1,13 +1,22 @@
 //! `nps`: a ps whose output is byte-identical to procps-ng 4.0.2's.
+//!
+//! `main` is the C entry point, not Rust's: before a Rust `fn main`, std
+//! asks glibc for the main thread's stack bounds (for its stack overflow
+//! message), and glibc finds them by reading and `sscanf`-parsing
+//! /proc/self/maps — a third of the instructions `nps --version` ran,
+//! plus a file the kernel formats, in every run of a tool that `watch`
+//! and scripts run in loops. What std's start-up did that nps needs is
+//! done here: SIGPIPE ignored (so `nps | head` ends with `BrokenPipe`,
+//! which exits 0 as ps does) and standard output flushed at the end. A
+//! stack overflow is a plain SIGSEGV instead of std's message.
+#![no_main]
 
-use clap::Parser;
-use nproc::cli::{Args, Env, SourceKind};
+use nproc::cli::{Command, Env, SourceKind};
 use nproc::netlink::NprocSource;
 use nproc::procfs::{parse_stat, ProcSource};
 use nproc::render::{Charset, Ctx, Names, TtyNamer};
 use nproc::select::Me;
 use nproc::{Source, SourceError, Task};
-use std::process::ExitCode;
 
 /// Our euid and controlling terminal, as ps caches them at start-up.
 fn me() -> Me {
@@ -21,11 +30,47 @@ fn me() -> Me {
     Me { euid, tty }
 }
 
-fn main() -> ExitCode {
-    let args = Args::parse();
+/// Exit status: done.
+const SUCCESS: u8 = 0;
+/// Exit status: an error, or (as ps) no task selected.
+const FAILURE: u8 = 1;
+/// Exit status: a command line `nps` cannot parse (as GNU tools).
+const USAGE: u8 = 2;
+
+/// The process's entry point, called by glibc's start-up code; std reads
+/// the arguments itself (glibc hands them to its `.init_array` hook).
+#[unsafe(no_mangle)]
+extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    // SAFETY: signal() with SIG_IGN has no preconditions; no other
+    // thread exists yet to race on the disposition.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let status = nps();
+    // A failed flush of what is left (a closed pipe) changes nothing: ps
+    // exits with the status its listing earned.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    libc::c_int::from(status)
+}
+
+/// Runs `nps` and returns its exit status.
+fn nps() -> u8 {
+    let args = match Command::from_env() {
+        Ok(Command::Run(args)) => args,
+        Ok(Command::Help) => {
+            print!("{}", nproc::cli::HELP);
+            return SUCCESS;
+        }
+        Ok(Command::Version) => {
+            println!("nps {}", env!("CARGO_PKG_VERSION"));
+            return SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("nps: error: {e}\nTry 'nps --help' for more information.");
+            return USAGE;
+        }
+    };
     let fail = |msg: &dyn std::fmt::Display| {
         eprintln!("nps: error: {msg}");
-        ExitCode::FAILURE
+        FAILURE
     };
     if args.fields {
         return list_fields();
@@ -69,41 +114,39 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match plan.run(source.as_mut(), &mut ctx, &mut out) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+        Ok(true) => SUCCESS,
+        Ok(false) => FAILURE,
         // ps exits 0 on SIGPIPE ("ps | head").
-        Err(nproc::ps::RunError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::SUCCESS
-        }
+        Err(nproc::ps::RunError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => SUCCESS,
         Err(nproc::ps::RunError::Source(e)) => source_failed(&e),
         Err(e) => fail(&e),
     }
 }
 
 /// A source error, with the way out when the kernel has no nproc.
-fn source_failed(e: &SourceError) -> ExitCode {
+fn source_failed(e: &SourceError) -> u8 {
     match e {
         SourceError::Nproc(nproc_genl::Error::NoFamily) => {
             eprintln!("nps: {e}, or nps --source proc")
         }
         _ => eprintln!("nps: error: {e}"),
     }
-    ExitCode::FAILURE
+    FAILURE
 }
 
 /// `nps --fields`.
-fn list_fields() -> ExitCode {
+fn list_fields() -> u8 {
     let fields = match NprocSource::connect().and_then(|mut s| s.fields()) {
         Ok(f) => f,
         Err(e) => return source_failed(&e),
     };
     let stdout = std::io::stdout();
     match nproc::netlink::list::print_fields(&mut stdout.lock(), &fields) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Ok(()) => SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => SUCCESS,
         Err(e) => {
             eprintln!("nps: error: write error: {e}");
-            ExitCode::FAILURE
+            FAILURE
         }
     }
 }
