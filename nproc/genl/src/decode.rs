@@ -173,6 +173,7 @@ impl ValueRef<'_> {
 }
 
 /// [`value`], borrowing.
+#[inline]
 fn value_ref<'a>(d: &FieldDesc, v: &'a [u8]) -> Result<ValueRef<'a>, Error> {
     let bad = || {
         Error::Decode(format!(

@@ -353,6 +353,7 @@ pub const BITMAP_WORDS_MAX: usize = 8;
 const _: () = assert!(BITMAP_WORDS <= BITMAP_WORDS_MAX);
 
 /// The task field with this id.
+#[inline]
 pub fn task_field(id: u16) -> Option<&'static FieldDesc> {
     find(&TASK_FIELDS, id)
 }
@@ -364,6 +365,7 @@ pub fn global_item(id: u16) -> Option<&'static FieldDesc> {
 
 /// Ids are dense from 1, so the table index is `id - 1`; the check keeps a
 /// corrupt or future id from indexing out of bounds.
+#[inline]
 fn find(table: &'static [FieldDesc], id: u16) -> Option<&'static FieldDesc> {
     let i = usize::from(id.checked_sub(1)?);
     table.get(i).filter(|d| d.id == id)
