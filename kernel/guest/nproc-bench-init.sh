@@ -14,8 +14,9 @@
 # 2. Parity: `nps ax` (and the -eo columns) equal to a `/bin/ps ax` run
 #    just before or after it; the reader's own line is left out (its pid
 #    is known: `sh -c 'echo $$ ...; exec ...'`).
-# 3. Timing: N dumps of each command to /dev/null (`kfast-nproc-guest time`:
-#    wall, and user + sys from wait4's rusage).
+# 3. Timing: N rounds, each one dump of every command in turn, to
+#    /dev/null (`kfast-nproc-guest time`: wall, and user + sys from
+#    wait4's rusage).
 # 4. Counting, one more run each: syscalls (function tracer on
 #    x64_sys_call, the one entry of every x86_64 syscall) and slab
 #    allocations (kmem:kmalloc + kmem:kmem_cache_alloc events), both
@@ -189,13 +190,20 @@ count() {
 	parity ax ax
 	parity eo -eo $EO
 
-	echo "# timing: $DUMPS dumps each, stdout to /dev/null (uptime $(up))"
-	kfast-nproc-guest time ps-ax $DUMPS /bin/ps ax || fail "time ps-ax"
-	kfast-nproc-guest time nps-ax $DUMPS /bin/nps ax || fail "time nps-ax"
-	kfast-nproc-guest time ps-eo $DUMPS /bin/ps -eo $EO || fail "time ps-eo"
-	kfast-nproc-guest time nps-eo $DUMPS /bin/nps -eo $EO || fail "time nps-eo"
-	kfast-nproc-guest time proc-raw $DUMPS /bin/kfast-nproc-guest procread || fail "time proc-raw"
-	kfast-nproc-guest time nproc-raw $DUMPS /bin/nproc-dump --count $RAW || fail "time nproc-raw"
+	# Rounds, not runs: each round times every command once, in turn, so
+	# that the host's load drifting during a long run (TCG shares the
+	# host's cores) weighs on both sides alike. The host adds the rounds.
+	echo "# timing: $DUMPS rounds of one dump per command, stdout to /dev/null (uptime $(up))"
+	round=0
+	while [ $round -lt $DUMPS ]; do
+		kfast-nproc-guest time ps-ax 1 /bin/ps ax || fail "time ps-ax"
+		kfast-nproc-guest time nps-ax 1 /bin/nps ax || fail "time nps-ax"
+		kfast-nproc-guest time ps-eo 1 /bin/ps -eo $EO || fail "time ps-eo"
+		kfast-nproc-guest time nps-eo 1 /bin/nps -eo $EO || fail "time nps-eo"
+		kfast-nproc-guest time proc-raw 1 /bin/kfast-nproc-guest procread || fail "time proc-raw"
+		kfast-nproc-guest time nproc-raw 1 /bin/nproc-dump --count $RAW || fail "time nproc-raw"
+		round=$((round + 1))
+	done
 	echo "raw-counts proc $(kfast-nproc-guest procread) nproc $(nproc-dump --count $RAW 2>&1)"
 
 	echo "# counts: one run each (uptime $(up))"

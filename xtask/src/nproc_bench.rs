@@ -10,11 +10,14 @@
 //!
 //! In one boot, with about 5,000 tasks (processes and threads sleeping in
 //! core code, `ksym_many`'s kthreads sleeping in a module): parity of
-//! `nps` with `/bin/ps` on a stable snapshot, then N full dumps to
-//! /dev/null of `/bin/ps ax` vs `nps ax`, `/bin/ps -eo COLS` vs `nps -eo
-//! COLS`, and the raw collections (`nproc-dump --count` of stat's fields +
-//! wchan vs a reader of every `/proc/PID/stat` + `wchan`); then one run
-//! each under the tracer, counting syscalls and slab allocations.
+//! `nps` with `/bin/ps` on a stable snapshot, then N rounds, each a full
+//! dump to /dev/null of `/bin/ps ax`, `nps ax`, `/bin/ps -eo COLS`, `nps
+//! -eo COLS`, and the raw collections (`nproc-dump --count` of stat's
+//! fields + wchan, a reader of every `/proc/PID/stat` + `wchan`) in turn:
+//! interleaved, so that the host's load drifting over a run (TCG shares
+//! its cores; one run of 10 dumps per command moved the ratios by 20%)
+//! weighs on every command alike; then one run each under the tracer,
+//! counting syscalls and slab allocations.
 //!
 //! Why QEMU TCG and not UML: TCG emulates kernel and user code alike, so
 //! a syscall-heavy and a syscall-light reader compare fairly; UML runs
@@ -175,10 +178,14 @@ fn parse(result: &str) -> Results {
             ["nps-source", ..] => r.source = w[1..].join(" "),
             ["parity", name, "identical", ..] => r.parity.push(name.to_string()),
             ["time", label, ..] if w.len() == 6 => {
+                // One line per round: the rounds add up.
                 if let (Some(d), Some(wall), Some(u), Some(s)) = (n(2), n(3), n(4), n(5)) {
                     let i = row(&mut r, label);
                     let x = &mut r.rows[i].1;
-                    (x.dumps, x.wall_us, x.user_us, x.sys_us) = (d, wall, u, s);
+                    x.dumps += d;
+                    x.wall_us += wall;
+                    x.user_us += u;
+                    x.sys_us += s;
                 }
             }
             ["count", what, label, _] => {
@@ -405,6 +412,24 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("ratio proc-raw / nproc-raw: wall 6.0x"), "{t}");
+    }
+
+    #[test]
+    fn rounds_add_up() {
+        // The same two dumps as GOOD's, timed as two rounds of one.
+        let split = GOOD.replace(
+            "time ps-ax 2 20000000 4000000 12000000\n",
+            "time ps-ax 1 12000000 3000000 7000000\ntime ps-ax 1 8000000 1000000 5000000\n",
+        );
+        let (a, b) = (parse(GOOD), parse(&split));
+        assert!(check(&b, 2).is_empty(), "{:?}", check(&b, 2));
+        assert_eq!(table(&a), table(&b));
+        // A missing round shows as a dump count short of the request.
+        let short = GOOD.replace(
+            "time ps-ax 2 20000000 4000000 12000000\n",
+            "time ps-ax 1 12000000 3000000 7000000\n",
+        );
+        assert_eq!(check(&parse(&short), 2), ["ps-ax: 1 dumps, want 2"]);
     }
 
     #[test]
