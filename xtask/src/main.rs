@@ -115,7 +115,7 @@ enum Cmd {
     /// permissions, pid namespaces, fork storms, bad and random requests.
     NprocUmlTest(nproc_uml::Options),
     /// Issue 12's benchmark on the patched kernel in QEMU TCG: /bin/ps vs
-    /// nps, /proc vs nproc, ~5,000 tasks, N dumps each.
+    /// nps, /proc vs nproc, ~5,000 tasks, N interleaved rounds of one dump each.
     NprocBench(nproc_bench::Options),
 }
 
