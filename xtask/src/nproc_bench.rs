@@ -27,14 +27,14 @@
 //! table says so.
 //!
 //! N: under TCG on this (shared, 2-core) machine one `/bin/ps ax` dump of
-//! this population takes 10.5-13 s, and one round of all six commands
-//! about 42 s; what every run pays regardless of N (boot, `ksym_many`,
-//! the population, parity, the two counting runs of each command) is
-//! about 4.5 minutes. So `cargo xtask test` runs [`DEFAULT_DUMPS`] dump
-//! per command, the least that still times every command (about 6
-//! minutes in all at moderate load, host build included; 9 at load
-//! average 8-10); `--dumps 100` runs the full count (about 75
-//! minutes; the timeout grows with N).
+//! this population takes 5-7 s (13 s on a loaded day), and one round of
+//! all six commands about 14 s; what every run pays regardless of N
+//! (boot, `ksym_many`, the population, parity, the two counting runs of
+//! each command) is about 2 minutes. So `cargo xtask test` runs
+//! [`DEFAULT_DUMPS`] dump per command, the least that still times every
+//! command (2-3 minutes in all, host build included); `--dumps 100` runs
+//! the full count (1,495 s on 2026-12-01; the timeout grows
+//! with N).
 
 use crate::{env, initramfs, kernel, modules, qemu, run, shim_test, Result};
 use std::fs;
