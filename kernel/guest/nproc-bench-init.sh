@@ -161,6 +161,26 @@ count() {
 	: > $T/set_event_pid
 }
 
+# each F ARGS...: F ARGS... LABEL CMD CMD-ARGS... for every benchmarked
+# command, in the host's table order (xtask/src/nproc_bench.rs COMMANDS).
+each() {
+	f=$1
+	shift
+	$f "$@" ps-ax /bin/ps ax
+	$f "$@" nps-ax /bin/nps ax
+	$f "$@" ps-eo /bin/ps -eo $EO
+	$f "$@" nps-eo /bin/nps -eo $EO
+	$f "$@" proc-raw /bin/kfast-nproc-guest procread
+	$f "$@" nproc-raw /bin/nproc-dump --count $RAW
+}
+
+# time_once LABEL CMD ARGS...: one timed dump of CMD.
+time_once() {
+	label=$1
+	shift
+	kfast-nproc-guest time $label 1 "$@" || fail "time $label"
+}
+
 {
 	echo "# nproc-bench: QEMU TCG (emulated; not a hardware ratio); lockdep (PROVE_LOCKING) on"
 	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS"
@@ -196,24 +216,14 @@ count() {
 	echo "# timing: $DUMPS rounds of one dump per command, stdout to /dev/null (uptime $(up))"
 	round=0
 	while [ $round -lt $DUMPS ]; do
-		kfast-nproc-guest time ps-ax 1 /bin/ps ax || fail "time ps-ax"
-		kfast-nproc-guest time nps-ax 1 /bin/nps ax || fail "time nps-ax"
-		kfast-nproc-guest time ps-eo 1 /bin/ps -eo $EO || fail "time ps-eo"
-		kfast-nproc-guest time nps-eo 1 /bin/nps -eo $EO || fail "time nps-eo"
-		kfast-nproc-guest time proc-raw 1 /bin/kfast-nproc-guest procread || fail "time proc-raw"
-		kfast-nproc-guest time nproc-raw 1 /bin/nproc-dump --count $RAW || fail "time nproc-raw"
+		each time_once
 		round=$((round + 1))
 	done
 	echo "raw-counts proc $(kfast-nproc-guest procread) nproc $(nproc-dump --count $RAW 2>&1)"
 
 	echo "# counts: one run each (uptime $(up))"
 	for what in sys alloc; do
-		count $what ps-ax /bin/ps ax
-		count $what nps-ax /bin/nps ax
-		count $what ps-eo /bin/ps -eo $EO
-		count $what nps-eo /bin/nps -eo $EO
-		count $what proc-raw /bin/kfast-nproc-guest procread
-		count $what nproc-raw /bin/nproc-dump --count $RAW
+		each count $what
 	done
 	echo "slab-after $(sed -n 's/^Slab: *//p' /proc/meminfo)"
 	echo "# done (uptime $(up))"
