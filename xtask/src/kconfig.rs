@@ -26,6 +26,17 @@ fn parse_line(line: &str) -> Option<Request> {
         .then(|| (name.to_string(), Some(val.to_string())))
 }
 
+/// Requests with later ones for the same option dropping earlier ones, as
+/// `merge_config.sh` overrides them.
+pub fn last_wins(reqs: Vec<Request>) -> Vec<Request> {
+    let mut out: Vec<Request> = Vec::with_capacity(reqs.len());
+    for r in reqs {
+        out.retain(|o| o.0 != r.0);
+        out.push(r);
+    }
+    out
+}
+
 /// Compare requests against a `.config`; return one message per option that did not stick.
 pub fn verify(requests: &[Request], dot_config: &str) -> Vec<String> {
     let actual: HashMap<String, Option<String>> =
@@ -49,6 +60,18 @@ pub fn verify(requests: &[Request], dot_config: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn later_fragments_override() {
+        let reqs = parse_fragment("CONFIG_A=y\nCONFIG_B=y\n# CONFIG_A is not set\n");
+        assert_eq!(
+            last_wins(reqs),
+            [
+                ("CONFIG_B".to_string(), Some("y".to_string())),
+                ("CONFIG_A".to_string(), None)
+            ]
+        );
+    }
 
     #[test]
     fn verify_reports_what_did_not_stick() {

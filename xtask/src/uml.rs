@@ -130,7 +130,7 @@ impl Uml {
         run::status(&mut self.make(&["-s", "olddefconfig"]))?;
         let cfg = fs::read_to_string(&dot_config)
             .map_err(|e| format!("cannot read {}: {e}", dot_config.display()))?;
-        let bad = kconfig::verify(&last_wins(kconfig::parse_fragment(fragment)), &cfg);
+        let bad = kconfig::verify(&kconfig::last_wins(kconfig::parse_fragment(fragment)), &cfg);
         if !bad.is_empty() {
             return Err(format!(
                 "options from {} did not stick after merging:\n  {}",
@@ -205,17 +205,6 @@ fn uml_make_vars(x86: &[String]) -> Vec<String> {
         ],
     );
     v
-}
-
-/// Requests with later ones for the same option dropping earlier ones, as
-/// `merge_config.sh` overrides them.
-fn last_wins(reqs: Vec<kconfig::Request>) -> Vec<kconfig::Request> {
-    let mut out: Vec<kconfig::Request> = Vec::with_capacity(reqs.len());
-    for r in reqs {
-        out.retain(|o| o.0 != r.0);
-        out.push(r);
-    }
-    out
 }
 
 /// The UML config fragment kept in the repository.
@@ -480,18 +469,6 @@ mod tests {
                 "SUBARCH=x86_64",
                 "BINDGEN_TARGET=x86_64-linux-gnu",
                 "RUSTC=/usr/bin/rustc"
-            ]
-        );
-    }
-
-    #[test]
-    fn later_fragments_override() {
-        let reqs = kconfig::parse_fragment("CONFIG_A=y\nCONFIG_B=y\n# CONFIG_A is not set\n");
-        assert_eq!(
-            last_wins(reqs),
-            [
-                ("CONFIG_B".to_string(), Some("y".to_string())),
-                ("CONFIG_A".to_string(), None)
             ]
         );
     }
