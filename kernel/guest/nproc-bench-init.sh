@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # /init of the nproc benchmark guest (packed by `cargo xtask nproc-bench`):
-# the patched x86_64 kernel (CONFIG_NPROC=y) under QEMU TCG, 2 CPUs.
+# the patched x86_64 kernel (CONFIG_NPROC=y, no lock debugging) under QEMU
+# TCG, 2 CPUs.
 # Console: ttyS0 (the host fails the run on any splat there). Result
 # channel: ttyS1, plain lines, the last one "KFAST-VERDICT <ok | reason>".
 #
@@ -172,6 +173,7 @@ each() {
 	$f "$@" nps-eo /bin/nps -eo $EO
 	$f "$@" proc-raw /bin/kfast-nproc-guest procread
 	$f "$@" nproc-raw /bin/nproc-dump --count $RAW
+	$f "$@" nps-start /bin/nps --version
 }
 
 # time_once LABEL CMD ARGS...: one timed dump of CMD.
@@ -182,7 +184,7 @@ time_once() {
 }
 
 {
-	echo "# nproc-bench: QEMU TCG (emulated; not a hardware ratio); lockdep (PROVE_LOCKING) on"
+	echo "# nproc-bench: QEMU TCG (emulated; not a hardware ratio); no lock debugging"
 	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS"
 	insmod /lib/modules/ksym_many.ko nr_threads=$KTHREADS || fail "insmod ksym_many"
 	kfast-nproc-guest tasks $PROCS $THREADED $THREADS /tmp/ready &

@@ -1,7 +1,7 @@
 //! Paths and tool locations shared by all subcommands.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Debian package whose tarball provides the kernel source.
 pub const KERNEL_SRC_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
@@ -36,21 +36,51 @@ pub fn cargo() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("cargo"))
 }
 
-/// Whether this process works on the patched kernel (the
-/// `CONFIG_KALLSYMS_FAST` series applied) instead of the stock test kernel.
-static PATCHED: AtomicBool = AtomicBool::new(false);
+/// Which x86_64 kernel this process works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Flavor {
+    /// The stock test kernel (`build`, pristine tree).
+    Stock = 0,
+    /// The `CONFIG_KALLSYMS_FAST` series applied (`fast-build`), with the
+    /// test kernel's lockdep.
+    Patched = 1,
+    /// The patched kernel without lock debugging (`bench-build`): what
+    /// `nproc-bench` times, as a distribution kernel would run it (see
+    /// `kernel/bench-kernel.config`).
+    Bench = 2,
+}
+
+static FLAVOR: AtomicU8 = AtomicU8::new(Flavor::Stock as u8);
 
 /// Switch every path below to the patched kernel: its source tree, build
 /// directory, guest artefacts and run logs, so that the stock suites
 /// (`guest-test`) run unchanged against it, and nothing of the stock
 /// kernel's is rebuilt or overwritten.
 pub fn use_patched_kernel() {
-    PATCHED.store(true, Ordering::Relaxed);
+    FLAVOR.store(Flavor::Patched as u8, Ordering::Relaxed);
 }
 
-/// Whether [`use_patched_kernel`] was called.
+/// Switch every path below to the benchmark kernel: the patched tree,
+/// configured without lock debugging, with its own build directory, guest
+/// artefacts and run logs.
+pub fn use_bench_kernel() {
+    FLAVOR.store(Flavor::Bench as u8, Ordering::Relaxed);
+}
+
+/// The kernel this process works on.
+pub fn flavor() -> Flavor {
+    match FLAVOR.load(Ordering::Relaxed) {
+        1 => Flavor::Patched,
+        2 => Flavor::Bench,
+        _ => Flavor::Stock,
+    }
+}
+
+/// Whether the kernel has the series applied ([`use_patched_kernel`] or
+/// [`use_bench_kernel`] was called).
 pub fn patched() -> bool {
-    PATCHED.load(Ordering::Relaxed)
+    flavor() != Flavor::Stock
 }
 
 /// The pristine source unpacked from Debian's tarball.
@@ -74,7 +104,11 @@ pub fn kernel_src() -> PathBuf {
 
 /// The kernel's `O=` build directory.
 pub fn kernel_build() -> PathBuf {
-    cache_dir().join(if patched() { "fast-build" } else { "build" })
+    cache_dir().join(match flavor() {
+        Flavor::Stock => "build",
+        Flavor::Patched => "fast-build",
+        Flavor::Bench => "bench-build",
+    })
 }
 
 /// Cargo install root for bindgen-cli.
@@ -100,14 +134,20 @@ pub fn work_dir() -> PathBuf {
 
 /// Working area for guest artefacts (modules, initramfs, agent).
 pub fn guest_dir() -> PathBuf {
-    work_dir().join(if patched() { "fast-guest" } else { "guest" })
+    work_dir().join(match flavor() {
+        Flavor::Stock => "guest",
+        Flavor::Patched => "fast-guest",
+        Flavor::Bench => "bench-guest",
+    })
 }
 
 /// Directory for the last guest run (console log, result channel, capture).
 pub fn run_dir() -> PathBuf {
-    work_dir()
-        .join("runs")
-        .join(if patched() { "fast-latest" } else { "latest" })
+    work_dir().join("runs").join(match flavor() {
+        Flavor::Stock => "latest",
+        Flavor::Patched => "fast-latest",
+        Flavor::Bench => "bench-latest",
+    })
 }
 
 /// `PATH` with `/usr/bin` first, as the kernel's Rust build needs.

@@ -23,11 +23,21 @@ pub fn fast_fragment_path() -> PathBuf {
     env::repo_root().join("kernel").join("fast-kernel.config")
 }
 
-/// The fragments this kernel is configured from, in merge order.
+/// What the benchmark kernel changes in the patched kernel's fragments.
+pub fn bench_fragment_path() -> PathBuf {
+    env::repo_root().join("kernel").join("bench-kernel.config")
+}
+
+/// The fragments this kernel is configured from, in merge order (a later
+/// fragment's line for an option overrides an earlier one's, as
+/// `merge_config.sh` merges them).
 fn fragment_paths() -> Vec<PathBuf> {
     let mut v = vec![fragment_path()];
     if env::patched() {
         v.push(fast_fragment_path());
+    }
+    if env::flavor() == env::Flavor::Bench {
+        v.push(bench_fragment_path());
     }
     v
 }
@@ -123,7 +133,7 @@ fn configure(stamp_val: &str, fragment: &str) -> Result<()> {
     run::status(&mut make(&["-s", "olddefconfig"]))?;
     let cfg = fs::read_to_string(&dot_config)
         .map_err(|e| format!("cannot read {}: {e}", dot_config.display()))?;
-    let bad = kconfig::verify(&kconfig::parse_fragment(fragment), &cfg);
+    let bad = kconfig::verify(&kconfig::last_wins(kconfig::parse_fragment(fragment)), &cfg);
     if !bad.is_empty() {
         let hint = if bad.iter().any(|b| b.starts_with("CONFIG_RUST:")) {
             "\n  (CONFIG_RUST needs `make rustavailable` to succeed: check rustc-web, rust-web-src, bindgen, libclang)"
@@ -197,9 +207,13 @@ pub fn run() -> Result<()> {
         fragment.push('\n');
     }
     let stamp = format!("{:016x} {id}", run::fnv1a(fragment.as_bytes()));
-    // The stock and the patched x86_64 builds seed each other's first build.
-    let siblings = ["build", "fast-build"].map(|d| env::cache_dir().join(d));
-    seed::build_dir(&env::kernel_build(), &env::kernel_src(), &siblings)?;
+    // The stock and the patched x86_64 builds seed each other's first
+    // build. Not the benchmark kernel's: lock debugging changes spinlock.h
+    // and so nearly every object, and a copy would only add its own time.
+    if env::flavor() != env::Flavor::Bench {
+        let siblings = ["build", "fast-build"].map(|d| env::cache_dir().join(d));
+        seed::build_dir(&env::kernel_build(), &env::kernel_src(), &siblings)?;
+    }
     configure(&stamp, &fragment)?;
     let tb = Instant::now();
     run::status(&mut make(&[env::MAKE_JOBS, "bzImage", "modules"]))?;

@@ -258,8 +258,9 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     )?;
     // Last: it switches this process to the patched kernel's paths.
     let fast = steps.run("fast-test", || fast::run(&fast::Options::default()))?;
-    // The nproc benchmark boots the kernel fast-test just built (and
-    // prints the ratios); skipped when that kernel failed its own run.
+    // The nproc benchmark builds and boots the patched kernel without lock
+    // debugging (and prints the ratios); skipped when the patched kernel
+    // failed its own run.
     if fast == 0 {
         steps.run("nproc-bench", || {
             nproc_bench::run(&nproc_bench::Options::default())
