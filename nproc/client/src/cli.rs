@@ -424,12 +424,12 @@ mod tests {
         };
         let (plan, w) = req(&["-e"]).unwrap().plan(&g, me, 80, &env).unwrap();
         assert!(w.is_empty());
-        assert_eq!(plan.layout.columns.len(), 2);
+        assert_eq!(plan.layout.columns().len(), 2);
         let (plan, _) = req(&["-eo", "pid"])
             .unwrap()
             .plan(&g, me, 80, &env)
             .unwrap();
-        assert_eq!(plan.layout.columns.len(), 1);
+        assert_eq!(plan.layout.columns().len(), 1);
         let bad = Env {
             ps_format: Some("pid,nope".into()),
             hide_kernel: false,
@@ -439,6 +439,6 @@ mod tests {
             w,
             vec!["warning: $PS_FORMAT ignored. (unknown user-defined format specifier \"nope\")"]
         );
-        assert_eq!(plan.layout.columns.len(), 4);
+        assert_eq!(plan.layout.columns().len(), 4);
     }
 }

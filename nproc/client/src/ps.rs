@@ -40,7 +40,7 @@ impl std::error::Error for RunError {}
 impl Plan {
     /// What the columns need from the source.
     pub fn want(&self) -> Want {
-        let kinds = || self.layout.columns.iter().map(|c| c.kind);
+        let kinds = || self.layout.columns().iter().map(|c| c.kind);
         Want {
             fields: crate::netlink::fields::bitmap(kinds()),
             cmdline: kinds().any(|k| k.wants_cmdline()),
@@ -58,7 +58,7 @@ impl Plan {
         out: &mut dyn Write,
     ) -> Result<bool, RunError> {
         // check_headers(): no header when every header text is empty.
-        let header = self.header && self.layout.columns.iter().any(|c| !c.name.is_empty());
+        let header = self.header && self.layout.columns().iter().any(|c| !c.name.is_empty());
         let mut buf = Vec::with_capacity(64 * 1024);
         let mut printed = false;
         let mut failed = None;

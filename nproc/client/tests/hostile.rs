@@ -98,4 +98,44 @@ proptest! {
         prop_assert_eq!(out.last(), Some(&b'\n'));
         prop_assert!(out.len() < 4 * OUTBUF_SIZE);
     }
+
+    /// Only the cells Kind::may_print_nul() names are scanned for a NUL:
+    /// no other cell may hold one, whatever the task holds.
+    #[test]
+    fn only_named_cells_hold_a_nul(
+        comm in proptest::collection::vec(prop_oneof![Just(0u8), any::<u8>()], 0..80),
+        cmdline in proptest::option::of(proptest::collection::vec(prop_oneof![Just(0u8), any::<u8>()], 0..120)),
+        wchan in proptest::collection::vec(prop_oneof![Just(0u8), any::<u8>()], 0..80),
+        state in prop_oneof![Just(0u8), any::<u8>()],
+        nums in proptest::array::uniform4(any::<i32>()),
+        room in prop_oneof![0usize..20, Just(OUTBUF_SIZE - 1)],
+        cs in charset(),
+    ) {
+        let mut t = Task::empty(nums[0], nums[1]);
+        t.comm = comm;
+        t.cmdline = cmdline;
+        t.wchan = Wchan::Symbol(wchan);
+        t.state = state;
+        t.tty_nr = nums[2];
+        t.uid = [nums[3] as u32; 4];
+        t.gid = t.uid;
+        let g = Global {
+            hertz: 100,
+            page_size: 4096,
+            boot_time: 1_700_000_000,
+            mem_total_kib: 1,
+            uptime_centis: 0,
+            pid_max: Some(4194304),
+        };
+        let mut tty = TtyNamer::new("/nonexistent");
+        let mut names = Names::new();
+        let mut ctx = Ctx { global: &g, charset: cs, tty: &mut tty, names: &mut names, now: 1_800_000_000 };
+        for d in COLUMNS {
+            let mut out = Vec::new();
+            d.kind.render(&t, &mut ctx, room, &mut out);
+            if !d.kind.may_print_nul(&t) {
+                prop_assert!(!out.contains(&0), "{}: {:?}", d.spec, out);
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@ use super::charset::Charset;
 use super::clock;
 use super::escape::{bracketed_command, lib_escape, lib_escape_array, ps_escape};
 use super::names::Names;
+use super::short::{Number, Short, SHORT};
 use super::tty::TtyNamer;
 use crate::procfs::CMDLINE_MAX;
 use crate::task::{Global, Task, Wchan};
@@ -171,6 +172,63 @@ impl Kind {
         self == Kind::Wchan
     }
 
+    /// The value of a column that prints one number (`"%d"`, `"%u"`,
+    /// `"%lu"`), or `None`.
+    fn number(self, t: &Task, ctx: &Ctx<'_>) -> Option<Number> {
+        use Number::{Signed as S, Unsigned as U};
+        let ticks = || t.utime + t.stime;
+        Some(match self {
+            Kind::Tgid => S(t.tgid.into()),
+            Kind::Tid => S(t.tid.into()),
+            // pr_ppid/pr_pgid print a signed value with "%u".
+            Kind::Ppid => U((t.ppid as u32).into()),
+            Kind::Pgid => U((t.pgid as u32).into()),
+            Kind::Sid => S(t.sid.into()),
+            Kind::Tpgid => S(t.tpgid.into()),
+            // pr_euid & co print an unsigned id with "%d".
+            Kind::Euid => S((t.uid[1] as i32).into()),
+            Kind::Ruid => S((t.uid[0] as i32).into()),
+            Kind::Suid => S((t.uid[2] as i32).into()),
+            Kind::Fuid => S((t.uid[3] as i32).into()),
+            Kind::Egid => S((t.gid[1] as i32).into()),
+            Kind::Rgid => S((t.gid[0] as i32).into()),
+            Kind::Vsz => U(t.vm_size_kib),
+            Kind::Rss => U(t.vm_rss_kib),
+            Kind::Sz => U(t.vm_size_kib / (ctx.global.page_size / 1024).max(1)),
+            Kind::Times => U(ticks() / ctx.global.hertz.max(1)),
+            Kind::Nlwp => S(t.nlwp.into()),
+            // pr_nice: only SCHED_OTHER (0) and SCHED_BATCH (3) have a
+            // nice; the others print "-".
+            Kind::Nice if matches!(t.policy, 0 | 3) => S(t.nice.into()),
+            Kind::Pri => S((39 - t.priority).into()),
+            Kind::Opri => S((60 + t.priority).into()),
+            Kind::Priority => S(t.priority.into()),
+            Kind::Psr => S(t.processor.into()),
+            // "%o" of a value below 8: one octal digit.
+            Kind::Flag => U((t.flags >> 6) & 7),
+            // pr_rtprio: SCHED_OTHER prints "-".
+            Kind::Rtprio if t.policy != 0 => U(t.rt_priority.into()),
+            Kind::Sched => U(t.policy.into()),
+            Kind::MinFlt => U(t.min_flt),
+            Kind::MajFlt => U(t.maj_flt),
+            _ => return None,
+        })
+    }
+
+    /// Whether this column's cell for `t` may hold a NUL byte, where ps's
+    /// `printf("%s")` of its buffer stops: only such cells are scanned for
+    /// one.
+    ///
+    /// The others cannot: numbers and fixed text; comm, args and user and
+    /// group names come out of ps_escape(), which stops at a NUL;
+    /// wchan_name() cuts at the first one; a terminal's name has its
+    /// controls made `?` (`abbreviate()`); dates are C strings from glibc.
+    /// (`tests/hostile.rs` checks this on hostile tasks.)
+    pub fn may_print_nul(self, t: &Task) -> bool {
+        // The state byte is printed raw: a hostile source may send 0.
+        matches!(self, Kind::Stat | Kind::State) && t.state == 0
+    }
+
     /// Appends the value of this column for `t` to `out` and returns its
     /// width in screen cells. `max_rightward` is the room ps grants the
     /// column (its width, or the rest of the line for the last column).
@@ -181,105 +239,13 @@ impl Kind {
         max_rightward: usize,
         out: &mut Vec<u8>,
     ) -> usize {
+        let mut buf = [0; SHORT];
+        if let Some(n) = self.render_short(t, ctx, max_rightward, &mut buf) {
+            out.extend_from_slice(&buf[..n]);
+            return n;
+        }
         let start = out.len();
-        // snprintf-style printers: their length is their cell count.
         match self {
-            Kind::Tgid => num(out, t.tgid),
-            Kind::Tid => num(out, t.tid),
-            // pr_ppid/pr_pgid print a signed value with "%u".
-            Kind::Ppid => num(out, t.ppid as u32),
-            Kind::Pgid => num(out, t.pgid as u32),
-            Kind::Sid => num(out, t.sid),
-            Kind::Tpgid => num(out, t.tpgid),
-            // pr_euid & co print an unsigned id with "%d".
-            Kind::Euid => num(out, t.uid[1] as i32),
-            Kind::Ruid => num(out, t.uid[0] as i32),
-            Kind::Suid => num(out, t.uid[2] as i32),
-            Kind::Fuid => num(out, t.uid[3] as i32),
-            Kind::Egid => num(out, t.gid[1] as i32),
-            Kind::Rgid => num(out, t.gid[0] as i32),
-            Kind::Stat => {
-                stat_letters(t, out);
-                Ok(())
-            }
-            Kind::State => {
-                out.push(t.state);
-                Ok(())
-            }
-            Kind::Vsz => num(out, t.vm_size_kib),
-            Kind::Rss => num(out, t.vm_rss_kib),
-            Kind::Sz => write!(
-                out,
-                "{}",
-                t.vm_size_kib / (ctx.global.page_size / 1024).max(1)
-            ),
-            Kind::Pmem => {
-                // pr_pmem: per mille of MemTotal, capped at 99.9.
-                let pmem = (t.vm_rss_kib * 1000)
-                    .checked_div(ctx.global.mem_total_kib)
-                    .unwrap_or(0)
-                    .min(999);
-                write!(out, "{:2}.{}", pmem / 10, pmem % 10)
-            }
-            Kind::Time => {
-                // TIME_ALL is (utime+stime)/hertz as a double, truncated:
-                // the same as integer division below 2^53 ticks.
-                let s = (t.utime + t.stime) / ctx.global.hertz.max(1);
-                let (dd, hh, mm, ss) = (s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
-                if dd != 0 {
-                    push_num(out, dd);
-                    out.push(b'-');
-                }
-                two_digits(out, hh);
-                out.push(b':');
-                two_digits(out, mm);
-                out.push(b':');
-                two_digits(out, ss);
-                Ok(())
-            }
-            Kind::Times => num(out, (t.utime + t.stime) / ctx.global.hertz.max(1)),
-            Kind::BsdTime => {
-                let u = (t.utime + t.stime) / ctx.global.hertz.max(1);
-                write!(out, "{:3}:{:02}", u / 60, u % 60)
-            }
-            Kind::Nlwp => num(out, t.nlwp),
-            Kind::Tty => {
-                ctx.tty.push_name(t.tty_nr, t.tid, out);
-                Ok(())
-            }
-            // pr_nice: only SCHED_OTHER (0) and SCHED_BATCH (3) have a nice.
-            Kind::Nice => match t.policy {
-                0 | 3 => num(out, t.nice),
-                _ => write!(out, "-"),
-            },
-            Kind::Pri => num(out, 39 - t.priority),
-            Kind::Opri => num(out, 60 + t.priority),
-            Kind::Priority => num(out, t.priority),
-            Kind::Psr => num(out, t.processor),
-            Kind::Flag => write!(out, "{:o}", (t.flags >> 6) & 7),
-            Kind::Class => {
-                let s = match t.policy {
-                    0 => "TS",
-                    1 => "FF",
-                    2 => "RR",
-                    3 => "B",
-                    4 => "ISO",
-                    5 => "IDL",
-                    6 => "DLN",
-                    7 => "#7",
-                    8 => "#8",
-                    9 => "#9",
-                    _ => "?",
-                };
-                write!(out, "{s}")
-            }
-            Kind::Rtprio => match t.policy {
-                0 => write!(out, "-"),
-                _ => num(out, t.rt_priority),
-            },
-            Kind::Sched => num(out, t.policy),
-            Kind::MinFlt => num(out, t.min_flt),
-            Kind::MajFlt => num(out, t.maj_flt),
             Kind::Comm => {
                 let (cmd, len) = lib_escape_array::<64>(&t.comm, ctx.charset);
                 let cmd = cmd.get(..len).unwrap_or_default();
@@ -289,28 +255,18 @@ impl Kind {
                 let line = command_line(t, ctx.charset);
                 return ps_escape(out, &line, OUTBUF_SIZE, max_rightward, ctx.charset);
             }
-            Kind::Etime => write!(out, "{}", clock::etime(t, ctx.global)),
-            Kind::Etimes => write!(out, "{}", clock::etimes(t, ctx.global)),
-            Kind::Pcpu => write!(out, "{}", clock::pcpu(t, ctx.global)),
-            Kind::C => write!(out, "{:2}", clock::share(t, ctx.global, 100).min(99)),
-            Kind::Cp => write!(out, "{:3}", clock::share(t, ctx.global, 1000).min(999)),
-            Kind::Stime => {
-                out.extend_from_slice(&clock::stime(t, ctx.global, ctx.now));
-                Ok(())
-            }
-            Kind::Start => {
-                out.extend_from_slice(&clock::start(t, ctx.global, ctx.now));
-                Ok(())
-            }
-            Kind::BsdStart => {
-                out.extend_from_slice(&clock::bsdstart(t, ctx.global, ctx.now));
-                Ok(())
-            }
-            Kind::Lstart => {
-                out.extend_from_slice(&clock::lstart(t, ctx.global));
-                Ok(())
-            }
-            Kind::Nop => write!(out, "-"),
+            Kind::Tty => ctx.tty.push_name(t.tty_nr, t.tid, out),
+            Kind::Etime => out.extend_from_slice(clock::etime(t, ctx.global).as_bytes()),
+            Kind::Etimes => out.extend_from_slice(clock::etimes(t, ctx.global).as_bytes()),
+            Kind::Pcpu => out.extend_from_slice(clock::pcpu(t, ctx.global).as_bytes()),
+            Kind::C => write!(out, "{:2}", clock::share(t, ctx.global, 100).min(99))
+                .expect("writing to a Vec cannot fail"),
+            Kind::Cp => write!(out, "{:3}", clock::share(t, ctx.global, 1000).min(999))
+                .expect("writing to a Vec cannot fail"),
+            Kind::Stime => out.extend_from_slice(&clock::stime(t, ctx.global, ctx.now)),
+            Kind::Start => out.extend_from_slice(&clock::start(t, ctx.global, ctx.now)),
+            Kind::BsdStart => out.extend_from_slice(&clock::bsdstart(t, ctx.global, ctx.now)),
+            Kind::Lstart => out.extend_from_slice(&clock::lstart(t, ctx.global)),
             Kind::Euser => return name_column(ctx, t.uid[1], false, max_rightward, out),
             Kind::Ruser => return name_column(ctx, t.uid[0], false, max_rightward, out),
             Kind::Suser => return name_column(ctx, t.uid[2], false, max_rightward, out),
@@ -319,36 +275,94 @@ impl Kind {
             Kind::Rgroup => return name_column(ctx, t.gid[0], true, max_rightward, out),
             Kind::Sgroup => return name_column(ctx, t.gid[2], true, max_rightward, out),
             Kind::Fgroup => return name_column(ctx, t.gid[3], true, max_rightward, out),
-            Kind::Wchan => {
-                let name = wchan_name(&t.wchan);
-                out.extend_from_slice(&name[..name.len().min(max_rightward)]);
-                return out.len() - start;
-            }
+            _ => unreachable!("{self:?} has a short form"),
         }
-        .expect("writing to a Vec cannot fail");
         out.len() - start
     }
-}
 
-/// Appends `v` in decimal, as `"%d"`/`"%u"`/`"%lu"` print it: the
-/// printers of most columns, thousands of times per dump, so without
-/// `core::fmt`'s machinery (a third of `nps -eo`'s rendering, callgrind).
-fn push_num(out: &mut Vec<u8>, v: impl itoa::Integer) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
-/// [`push_num`] as a printer arm's result.
-fn num(out: &mut Vec<u8>, v: impl itoa::Integer) -> std::io::Result<()> {
-    push_num(out, v);
-    Ok(())
-}
-
-/// Appends `v` as `"%02u"` prints it.
-fn two_digits(out: &mut Vec<u8>, v: u64) {
-    if v < 100 {
-        out.extend_from_slice(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
-    } else {
-        push_num(out, v);
+    /// The value of this column for `t` as a short cell: printed into
+    /// `buf`, returning its length, which is also its width in screen
+    /// cells. `None` when the column has no short form (or none for this
+    /// task); [`Kind::render`] prints those.
+    #[inline(always)]
+    pub fn render_short(
+        self,
+        t: &Task,
+        ctx: &Ctx<'_>,
+        max_rightward: usize,
+        buf: &mut [u8; SHORT],
+    ) -> Option<usize> {
+        let mut cell = Short::new(buf);
+        // Most columns are one number: printed by one inlined copy of the
+        // digit loop.
+        if let Some(n) = self.number(t, ctx) {
+            cell.number(n);
+            return Some(cell.len());
+        }
+        let out = &mut cell;
+        // snprintf-style printers: their length is their cell count.
+        match self {
+            Kind::Stat => stat_letters(t, out),
+            Kind::State => out.byte(t.state),
+            Kind::Pmem => {
+                // pr_pmem: per mille of MemTotal, capped at 99.9, "%2u.%u".
+                let pmem = (t.vm_rss_kib * 1000)
+                    .checked_div(ctx.global.mem_total_kib)
+                    .unwrap_or(0)
+                    .min(999);
+                out.right(pmem / 10, 2);
+                out.byte(b'.');
+                out.unsigned(pmem % 10);
+            }
+            Kind::Time => {
+                // TIME_ALL is (utime+stime)/hertz as a double, truncated:
+                // the same as integer division below 2^53 ticks.
+                let s = (t.utime + t.stime) / ctx.global.hertz.max(1);
+                let (dd, hh, mm, ss) = (s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
+                if dd != 0 {
+                    out.unsigned(dd);
+                    out.byte(b'-');
+                }
+                out.two_digits(hh);
+                out.byte(b':');
+                out.two_digits(mm);
+                out.byte(b':');
+                out.two_digits(ss);
+            }
+            Kind::BsdTime => {
+                // "%3lu:%02u"
+                let u = (t.utime + t.stime) / ctx.global.hertz.max(1);
+                out.right(u / 60, 3);
+                out.byte(b':');
+                out.two_digits(u % 60);
+            }
+            // No terminal: TtyNamer::push_name()'s "?", without a lookup.
+            Kind::Tty if t.tty_nr as u32 == 0 => out.byte(b'?'),
+            // pr_nice: only SCHED_OTHER (0) and SCHED_BATCH (3) have a nice.
+            Kind::Nice => out.byte(b'-'),
+            Kind::Class => out.bytes(match t.policy {
+                0 => b"TS",
+                1 => b"FF",
+                2 => b"RR",
+                3 => b"B",
+                4 => b"ISO",
+                5 => b"IDL",
+                6 => b"DLN",
+                7 => b"#7",
+                8 => b"#8",
+                9 => b"#9",
+                _ => b"?",
+            }),
+            Kind::Rtprio => out.byte(b'-'),
+            Kind::Nop => out.byte(b'-'),
+            Kind::Wchan => {
+                // wchan_name() keeps at most 63 bytes.
+                let name = wchan_name(&t.wchan);
+                out.bytes(&name[..name.len().min(max_rightward)]);
+            }
+            _ => return None,
+        }
+        Some(cell.len())
     }
 }
 
@@ -385,25 +399,25 @@ fn name_column(
 
 /// pr_stat(): the state letter, then `<` (nice < 0), `N` (nice > 0), `L`
 /// (locked pages), `s` (session leader), `l` (threads), `+` (foreground).
-fn stat_letters(t: &Task, out: &mut Vec<u8>) {
-    out.push(t.state);
+fn stat_letters(t: &Task, out: &mut Short<'_>) {
+    out.byte(t.state);
     if t.nice < 0 {
-        out.push(b'<');
+        out.byte(b'<');
     }
     if t.nice > 0 {
-        out.push(b'N');
+        out.byte(b'N');
     }
     if t.vm_lck_kib != 0 {
-        out.push(b'L');
+        out.byte(b'L');
     }
     if t.sid == t.tgid {
-        out.push(b's');
+        out.byte(b's');
     }
     if t.nlwp > 1 {
-        out.push(b'l');
+        out.byte(b'l');
     }
     if t.pgid == t.tpgid {
-        out.push(b'+');
+        out.byte(b'+');
     }
 }
 

@@ -6,6 +6,7 @@ pub mod columns;
 pub mod escape;
 pub mod layout;
 pub mod names;
+pub mod short;
 pub mod spec;
 pub mod table;
 pub mod tty;
