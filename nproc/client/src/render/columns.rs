@@ -3,7 +3,9 @@
 
 use super::charset::Charset;
 use super::clock;
-use super::escape::{bracketed_command, lib_escape, lib_escape_array, ps_escape};
+use super::escape::{
+    bracketed_command, comm_c_locale, lib_escape, lib_escape_array, ps_escape, ESC_ALL,
+};
 use super::names::Names;
 use super::short::{Number, Short, SHORT};
 use super::tty::TtyNamer;
@@ -251,6 +253,9 @@ impl Kind {
                 let cmd = cmd.get(..len).unwrap_or_default();
                 return ps_escape(out, cmd, OUTBUF_SIZE, max_rightward, ctx.charset);
             }
+            Kind::Args if ctx.charset == Charset::Bytes => {
+                return args_c_locale(t, max_rightward, out);
+            }
             Kind::Args => {
                 let line = command_line(t, ctx.charset);
                 return ps_escape(out, &line, OUTBUF_SIZE, max_rightward, ctx.charset);
@@ -355,6 +360,9 @@ impl Kind {
             }),
             Kind::Rtprio => out.byte(b'-'),
             Kind::Nop => out.byte(b'-'),
+            Kind::Comm if ctx.charset == Charset::Bytes => {
+                out.fill(|rest| comm_c_locale(&t.comm, max_rightward, rest));
+            }
             Kind::Wchan => {
                 // wchan_name() keeps at most 63 bytes.
                 let name = wchan_name(&t.wchan);
@@ -440,6 +448,63 @@ pub fn wchan_name(w: &Wchan) -> &[u8] {
     }
 }
 
+/// The args column in the C locale ([`Charset::Bytes`]): ps_escape() of
+/// [`command_line`] into `max_cells`, appended to `out` in one pass
+/// without the intermediate buffers. Returns the cells, which are also
+/// the bytes.
+///
+/// In this locale each escaper maps bytes through `esc_all_byte()`, whose
+/// output (printable ASCII) the next one keeps as it is; what remains of
+/// fill_cmdline_cvt() is which bytes make the line and that NULs and
+/// newlines among them become spaces.
+pub fn args_c_locale(t: &Task, max_cells: usize, out: &mut Vec<u8>) -> usize {
+    // ps_escape(): nothing in no room, and at most bufsize - 1 bytes.
+    let cells = max_cells.min(OUTBUF_SIZE - 1);
+    if cells == 0 {
+        return 0;
+    }
+    let raw = t.cmdline.as_deref().unwrap_or_default();
+    let n = raw.len().min(CMDLINE_MAX - 1);
+    if n == 0 {
+        return bracketed_c_locale(t, cells, out);
+    }
+    let raw = &raw[..n];
+    // Trailing NULs stay NULs and end the string; else a last space (or
+    // newline, made a space) is dropped.
+    let kept = raw.len() - raw.iter().rev().take_while(|&&b| b == 0).count();
+    let line = match raw[n - 1] {
+        _ if kept < n => &raw[..kept],
+        b' ' | b'\n' => &raw[..n - 1],
+        _ => raw,
+    };
+    if line.is_empty() {
+        out.push(b'?');
+        return 1;
+    }
+    let line = &line[..line.len().min(cells)];
+    out.extend(line.iter().map(|&b| match b {
+        0 | b'\n' => b' ',
+        _ => ESC_ALL[usize::from(b)],
+    }));
+    line.len()
+}
+
+/// [`args_c_locale`] of a task without a command line: `[comm]`, and
+/// ` <defunct>` after it for a zombie, cut to `cells` (> 0).
+fn bracketed_c_locale(t: &Task, cells: usize, out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    out.push(b'[');
+    let mut name = [0; 64];
+    let len = comm_c_locale(&t.comm, 63, &mut name);
+    out.extend_from_slice(&name[..len]);
+    out.push(b']');
+    if t.state == b'Z' {
+        out.extend_from_slice(b" <defunct>");
+    }
+    out.truncate(start + cells.min(out.len() - start));
+    out.len() - start
+}
+
 /// fill_cmdline_cvt() (library/readproc.c): the command line with NULs and
 /// newlines as spaces (`read_unvectored()`), escaped; `[comm]` when there
 /// is none; `?` when that is empty too.
@@ -477,6 +542,7 @@ pub fn command_line(t: &Task, charset: Charset) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn global() -> Global {
         Global {
@@ -592,6 +658,45 @@ mod tests {
         t.vm_rss_kib = 123;
         assert_eq!(show(Kind::Pmem, &t, 4).0, "12.3");
         assert_eq!(show(Kind::Tty, &t, 8).0, "?");
+    }
+
+    fn arg_bytes(n: usize) -> impl Strategy<Value = Vec<u8>> {
+        let byte = prop_oneof![
+            Just(0u8),
+            Just(b' '),
+            Just(b'\n'),
+            Just(b'a'),
+            Just(0x7f),
+            Just(0xe9),
+            any::<u8>()
+        ];
+        proptest::collection::vec(byte, 0..n)
+    }
+
+    proptest! {
+        /// The C locale's one pass prints what command_line() and
+        /// ps_escape() print.
+        #[test]
+        fn args_in_the_c_locale_as_both_escapers(
+            cmdline in proptest::option::of(arg_bytes(120)),
+            comm in arg_bytes(80),
+            zombie in any::<bool>(),
+            cells in prop_oneof![0usize..30, Just(OUTBUF_SIZE - 1)],
+        ) {
+            let mut t = task();
+            t.cmdline = cmdline;
+            t.comm = comm;
+            if zombie {
+                t.state = b'Z';
+            }
+            let line = command_line(&t, Charset::Bytes);
+            let mut want = b"x".to_vec();
+            let want_cells = ps_escape(&mut want, &line, OUTBUF_SIZE, cells, Charset::Bytes);
+            let mut got = b"x".to_vec();
+            let got_cells = args_c_locale(&t, cells, &mut got);
+            prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+            prop_assert_eq!(got_cells, want_cells);
+        }
     }
 
     #[test]

@@ -9,13 +9,24 @@ use super::charset::{self, Charset};
 
 /// library/escape.c `ESC_tab` applied by `esc_all()`: controls become `.`,
 /// bytes >= 0x80 become `?`.
-fn esc_all_byte(b: u8) -> u8 {
+const fn esc_all_byte(b: u8) -> u8 {
     match b {
         0x20..=0x7e => b,
         0x80..=0xff => b'?',
         _ => b'.',
     }
 }
+
+/// [`esc_all_byte`] of every byte: one load per byte instead of branches.
+pub(super) const ESC_ALL: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = esc_all_byte(b as u8);
+        b += 1;
+    }
+    table
+};
 
 /// library/escape.c `UTF_tab`: the length a lead byte announces, or `None`.
 fn utf_len(b: u8) -> Option<usize> {
@@ -46,6 +57,28 @@ fn kept(src: &[u8], bufsize: usize) -> &[u8] {
     &src[..end.min(bufsize.saturating_sub(1))]
 }
 
+/// The comm column in the C locale ([`Charset::Bytes`]): libproc2's
+/// escaping into 64 bytes ([`lib_escape_array`]) then ps's into
+/// `max_cells` ([`ps_escape`]), in one pass into `dst`. Returns the bytes
+/// written, which are also the cells.
+///
+/// In this locale both escapers map every byte through `esc_all_byte()`
+/// up to the first NUL; the second meets only printable ASCII, which the
+/// map keeps. So the cell is the map of the bytes before the first NUL,
+/// at most 63 (the first buffer) and at most `max_cells`.
+pub fn comm_c_locale(comm: &[u8], max_cells: usize, dst: &mut [u8]) -> usize {
+    let src = &comm[..comm.len().min(max_cells).min(63)];
+    let mut n = 0;
+    for (d, &b) in dst.iter_mut().zip(src) {
+        if b == 0 {
+            break;
+        }
+        *d = ESC_ALL[usize::from(b)];
+        n += 1;
+    }
+    n
+}
+
 /// [`lib_escape`] with `bufsize` = `N`, into an array: a `comm` (escaped
 /// with 64) without an allocation. Returns the array and the length used.
 pub fn lib_escape_array<const N: usize>(src: &[u8], charset: Charset) -> ([u8; N], usize) {
@@ -60,7 +93,7 @@ pub fn lib_escape_array<const N: usize>(src: &[u8], charset: Charset) -> ([u8; N
 /// The replacing half of libproc2's `escape_str()`, on the copied bytes.
 fn escape_in_place(dst: &mut [u8], charset: Charset) {
     match charset {
-        Charset::Bytes => dst.iter_mut().for_each(|b| *b = esc_all_byte(*b)),
+        Charset::Bytes => dst.iter_mut().for_each(|b| *b = ESC_ALL[usize::from(*b)]),
         Charset::Utf8 => {
             // esc_ctl(): trust lead bytes; on a bad one (or one running past
             // the end) esc_all() the rest of the string.
@@ -123,7 +156,7 @@ pub fn ps_escape(
             // One cell per byte, up to a NUL, the cells and the buffer.
             let src = &src[..src.len().min(max_cells).min(bufsize - 1)];
             let src = &src[..src.iter().position(|&c| c == 0).unwrap_or(src.len())];
-            out.extend(src.iter().map(|&c| esc_all_byte(c)));
+            out.extend(src.iter().map(|&c| ESC_ALL[usize::from(c)]));
             cells = src.len();
         }
         Charset::Utf8 => {
@@ -192,6 +225,9 @@ fn decode(s: &[u8]) -> Option<(char, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    const OUTBUF: usize = 128 * 1024;
 
     fn ps(src: &[u8], cells: usize, cs: Charset) -> (Vec<u8>, usize) {
         let mut out = Vec::new();
@@ -227,6 +263,30 @@ mod tests {
                 let (a, n) = lib_escape_array::<4>(src, cs);
                 assert_eq!(&a[..n], lib_escape(src, 4, cs), "{src:?}");
             }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn comm_in_the_c_locale_is_both_escapers(
+            comm in proptest::collection::vec(
+                prop_oneof![
+                    8 => 0x20u8..0x7f,
+                    1 => Just(0u8),
+                    1 => prop_oneof![Just(0x1f), Just(0x7f), Just(0x80), Just(0xff)],
+                    1 => any::<u8>(),
+                ],
+                0..90,
+            ),
+            cells in prop_oneof![0usize..20, Just(OUTBUF)],
+        ) {
+            let (esc, len) = lib_escape_array::<64>(&comm, Charset::Bytes);
+            let mut want = Vec::new();
+            let want_cells = ps_escape(&mut want, &esc[..len], OUTBUF, cells, Charset::Bytes);
+            let mut got = [b'#'; 64];
+            let n = comm_c_locale(&comm, cells, &mut got);
+            prop_assert_eq!(&got[..n], &want[..]);
+            prop_assert_eq!(n, want_cells);
         }
     }
 

@@ -4,7 +4,7 @@
 //! value overflows its column is part of ps's output.
 //!
 //! Most cells are short ([`Kind::render_short`]): numbers, the state
-//! letters, times, a wait channel. Those are
+//! letters, times, a wait channel, a name in the C locale. Those are
 //! printed on the stack and copied into the line in fixed-size chunks;
 //! every other cell (and the header) takes the general path, through a
 //! `Vec`, that ps's buffer handling is written out for.

@@ -1,5 +1,5 @@
 //! Short cells: the values most columns print (numbers, the state
-//! letters, times, a wait channel) are at most
+//! letters, times, a wait channel, a name in the C locale) are at most
 //! [`SHORT`] bytes, so they are printed into a fixed array instead of a
 //! `Vec`: no capacity checks, no `memcpy` call per piece, and the layout
 //! can copy the whole array in one fixed-size move.
@@ -61,6 +61,12 @@ impl<'a> Short<'a> {
     pub fn bytes(&mut self, s: &[u8]) {
         self.buf[self.len..self.len + s.len()].copy_from_slice(s);
         self.len += s.len();
+    }
+
+    /// Lets `print` write into the rest of the array and appends the
+    /// number of bytes it returns.
+    pub fn fill(&mut self, print: impl FnOnce(&mut [u8]) -> usize) {
+        self.len += print(&mut self.buf[self.len..]);
     }
 
     /// Appends `n`, inlining the digit loop: the printer of most columns.
