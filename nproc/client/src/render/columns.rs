@@ -9,6 +9,7 @@ use super::escape::{
 use super::names::Names;
 use super::short::{Number, Short, SHORT};
 use super::tty::TtyNamer;
+use super::words::first_nul;
 use crate::procfs::CMDLINE_MAX;
 use crate::task::{Global, Task, Wchan};
 use std::io::Write;
@@ -437,7 +438,7 @@ pub fn wchan_name(w: &Wchan) -> &[u8] {
         Wchan::Zero => b"-",
         Wchan::Symbol(raw) => {
             let raw = &raw[..raw.len().min(63)];
-            let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
+            let raw = &raw[..first_nul(raw).unwrap_or(raw.len())];
             if raw.is_empty() {
                 return b"?";
             }

@@ -6,6 +6,7 @@
 //! `escape_str()`). Both are reproduced byte for byte.
 
 use super::charset::{self, Charset};
+use super::words::{all_printable, copy_words};
 
 /// library/escape.c `ESC_tab` applied by `esc_all()`: controls become `.`,
 /// bytes >= 0x80 become `?`.
@@ -68,6 +69,12 @@ fn kept(src: &[u8], bufsize: usize) -> &[u8] {
 /// at most 63 (the first buffer) and at most `max_cells`.
 pub fn comm_c_locale(comm: &[u8], max_cells: usize, dst: &mut [u8]) -> usize {
     let src = &comm[..comm.len().min(max_cells).min(63)];
+    let dst = &mut dst[..src.len()];
+    if src.len() >= 8 && all_printable(src) {
+        // The common name: no NUL, nothing to map.
+        copy_words(src, dst);
+        return src.len();
+    }
     let mut n = 0;
     for (d, &b) in dst.iter_mut().zip(src) {
         if b == 0 {

@@ -10,6 +10,7 @@ pub mod short;
 pub mod spec;
 pub mod table;
 pub mod tty;
+mod words;
 
 pub use charset::Charset;
 pub use columns::{Ctx, Just, Kind};

@@ -4,6 +4,8 @@
 //! `Vec`: no capacity checks, no `memcpy` call per piece, and the layout
 //! can copy the whole array in one fixed-size move.
 
+use super::words::copy_words;
+
 /// The most bytes a short cell holds.
 pub const SHORT: usize = 64;
 
@@ -59,7 +61,7 @@ impl<'a> Short<'a> {
 
     /// Appends `s`.
     pub fn bytes(&mut self, s: &[u8]) {
-        self.buf[self.len..self.len + s.len()].copy_from_slice(s);
+        copy_words(s, &mut self.buf[self.len..self.len + s.len()]);
         self.len += s.len();
     }
 
