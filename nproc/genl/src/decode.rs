@@ -1,7 +1,7 @@
 //! Reply decoding with the `nproc-proto` tables.
 
 use nproc_proto::{
-    attr, field_attr, field_id, global_item, task_field, FieldDesc, FieldSet, FieldType, Unit,
+    attr, field_attr, global_item, task_field, FieldDesc, FieldSet, FieldType, Unit,
 };
 
 use crate::attrs::{Attr, Attrs};
@@ -172,22 +172,18 @@ impl ValueRef<'_> {
     }
 }
 
-/// A value of the wrong size for its field's type.
-#[cold]
-fn bad_size(d: &FieldDesc, v: &[u8]) -> Error {
-    Error::Decode(format!(
-        "field {} ({}): {} bytes for a {}",
-        d.name,
-        d.id,
-        v.len(),
-        d.ty.name()
-    ))
-}
-
 /// [`value`], borrowing.
 #[inline]
 fn value_ref<'a>(d: &FieldDesc, v: &'a [u8]) -> Result<ValueRef<'a>, Error> {
-    let bad = || bad_size(d, v);
+    let bad = || {
+        Error::Decode(format!(
+            "field {} ({}): {} bytes for a {}",
+            d.name,
+            d.id,
+            v.len(),
+            d.ty.name()
+        ))
+    };
     Ok(match d.ty {
         FieldType::U32 => ValueRef::U32(
             <[u8; 4]>::try_from(v)
@@ -270,110 +266,6 @@ impl<'a> TaskView<'a> {
             );
         }
         Ok(())
-    }
-}
-
-/// Slots of [`TaskValues`]: one per field id this crate knows, and 0
-/// (padding, never stored).
-const ID_SLOTS: usize = nproc_proto::FIELD_ID_MAX as usize + 1;
-// The presence mask is one u64.
-const _: () = assert!(ID_SLOTS <= 64);
-
-/// The [`TaskValues`] text slot of a string or bytes field.
-fn text_slot(id: u16) -> Option<usize> {
-    match id {
-        field_id::COMM => Some(0),
-        field_id::WCHAN => Some(1),
-        field_id::CMDLINE => Some(2),
-        _ => None,
-    }
-}
-
-/// One task's values by field id, as [`TaskView::decode`] found them in
-/// its message: numbers widened to 64 bits as [`ValueRef::as_u64`] widens
-/// them, strings (the bytes before their NUL) and byte values borrowed
-/// from the message. An id the message did not hold reads as 0 or empty,
-/// and [`TaskValues::has`] tells it apart; a repeated id keeps its last
-/// value. Ids this crate does not know (a newer kernel's) are skipped.
-///
-/// What a `ps` decodes thousands of times a dump: one pass over the
-/// attributes, each checked against the table and stored by id, with no
-/// call per value and no enum to match twice (about a third of what
-/// [`TaskView::for_each`] and a consumer's match cost, callgrind).
-#[derive(Clone, Debug)]
-pub struct TaskValues<'a> {
-    present: u64,
-    num: [u64; ID_SLOTS],
-    text: [&'a [u8]; 3],
-}
-
-impl<'a> TaskValues<'a> {
-    /// Whether the message held field `id`.
-    #[inline]
-    pub fn has(&self, id: u16) -> bool {
-        u32::from(id) < 64 && self.present & (1 << id) != 0
-    }
-
-    /// The number of field `id`; 0 when absent or not a number.
-    #[inline]
-    pub fn num(&self, id: u16) -> u64 {
-        self.num.get(usize::from(id)).copied().unwrap_or(0)
-    }
-
-    /// The string or bytes of field `id`, when the message held it.
-    #[inline]
-    pub fn text(&self, id: u16) -> Option<&'a [u8]> {
-        let slot = text_slot(id)?;
-        self.has(id).then(|| self.text.get(slot).copied()).flatten()
-    }
-}
-
-impl<'a> TaskView<'a> {
-    /// Every value of the task, in one pass: the values [`Self::for_each`]
-    /// hands out, by id. The first malformed attribute, or a value whose
-    /// size or NUL its field's type rules out, is the error.
-    // Inlined: the caller's frame holds the values, not a copy of them.
-    #[inline]
-    pub fn decode(&self) -> Result<TaskValues<'a>, Error> {
-        let mut out = TaskValues {
-            present: 0,
-            num: [0; ID_SLOTS],
-            text: [&[]; 3],
-        };
-        for a in Attrs::new(self.attrs, "GET_TASKS task") {
-            let Attr { kind: id, value: v } = a?;
-            // Padding (id 0) and a newer kernel's ids are not in the table.
-            let Some(d) = task_field(id) else {
-                continue;
-            };
-            let i = usize::from(id);
-            match d.ty {
-                FieldType::U32 => match <[u8; 4]>::try_from(v) {
-                    Ok(b) => out.num[i] = u64::from(u32::from_ne_bytes(b)),
-                    Err(_) => return Err(bad_size(d, v)),
-                },
-                FieldType::S32 => match <[u8; 4]>::try_from(v) {
-                    Ok(b) => out.num[i] = i32::from_ne_bytes(b) as u64,
-                    Err(_) => return Err(bad_size(d, v)),
-                },
-                FieldType::U64 => match <[u8; 8]>::try_from(v) {
-                    Ok(b) => out.num[i] = u64::from_ne_bytes(b),
-                    Err(_) => return Err(bad_size(d, v)),
-                },
-                FieldType::String | FieldType::Bytes => {
-                    let Some(slot) = text_slot(id) else {
-                        // Every text field has a slot (a test checks).
-                        continue;
-                    };
-                    out.text[slot] = match d.ty {
-                        FieldType::String => str_ref(v, d.name)?,
-                        _ => v,
-                    };
-                }
-            }
-            out.present |= 1 << id;
-        }
-        Ok(out)
     }
 }
 

@@ -41,7 +41,7 @@ mod decode;
 mod error;
 mod socket;
 
-pub use decode::{extack_message, FieldInfo, Record, TaskValues, TaskView, Value, ValueRef};
+pub use decode::{extack_message, FieldInfo, Record, TaskView, Value, ValueRef};
 pub use error::Error;
 
 use nproc_proto::{attr, task_field_by_name, Cmd, FieldBitmap, Scope};

@@ -25,7 +25,7 @@ pub mod list;
 
 use crate::source::{Scope, Source, SourceError, Want};
 use crate::task::{Global, Task, Wchan};
-use nproc_genl::{Client, TaskRequest, TaskView};
+use nproc_genl::{Client, TaskRequest, TaskView, ValueRef};
 use nproc_proto::{field_id as f, global_id as g, FieldBitmap, CMDLINE_MAX};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -94,79 +94,90 @@ pub fn fill_task(
     page_size: u64,
     t: &mut Task,
 ) -> Result<(), nproc_genl::Error> {
-    let v = view.decode()?;
-    let n = |id| v.num(id);
-    // S32 values widen as their two's complement; U32 ones (tids) fit.
-    let s = |id| v.num(id) as u32 as i32;
     let mut comm = std::mem::take(&mut t.comm);
+    let mut wchan = match std::mem::replace(&mut t.wchan, Wchan::Unreadable) {
+        Wchan::Symbol(w) => w,
+        _ => Vec::new(),
+    };
+    let mut cmdline = t.cmdline.take().unwrap_or_default();
     comm.clear();
-    comm.extend_from_slice(v.text(f::COMM).unwrap_or_default());
-    let wchan = match v.text(f::WCHAN) {
-        None => Wchan::Unreadable,
-        // proc_pid_wchan() prints nothing else for "no symbol".
-        Some(b"0") => Wchan::Zero,
-        Some(w) => {
-            let mut buf = match std::mem::replace(&mut t.wchan, Wchan::Unreadable) {
-                Wchan::Symbol(b) => b,
-                _ => Vec::new(),
-            };
-            buf.clear();
-            buf.extend_from_slice(w);
-            Wchan::Symbol(buf)
-        }
-    };
-    let cmdline = v.text(f::CMDLINE).map(|b| {
-        let mut buf = t.cmdline.take().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(b);
-        buf
-    });
-    let tgid = s(f::TGID);
-    // Every field, so that a new one cannot be left out: those not asked
-    // for as Task::empty() has them.
     *t = Task {
-        tgid,
-        tid: if v.has(f::TID) { s(f::TID) } else { tgid },
-        ppid: s(f::PPID),
-        pgid: s(f::PGID),
-        sid: s(f::SID),
-        tty_nr: s(f::TTY_NR),
-        tpgid: s(f::TPGID),
-        uid: [f::UID, f::EUID, f::SUID, f::FSUID].map(|id| n(id) as u32),
-        gid: [f::GID, f::EGID, f::SGID, f::FSGID].map(|id| n(id) as u32),
-        state: if v.has(f::STATE) {
-            n(f::STATE) as u8
-        } else {
-            b'?'
-        },
-        flags: n(f::FLAGS),
         comm,
-        nice: s(f::NICE),
-        priority: s(f::PRIORITY),
-        rt_priority: n(f::RT_PRIORITY) as u32,
-        policy: n(f::POLICY) as u32,
-        nlwp: if v.has(f::NR_THREADS) {
-            s(f::NR_THREADS)
-        } else {
-            1
-        },
-        vsize: n(f::VSIZE),
-        rss: n(f::RSS),
-        vm_size_kib: 0,
-        vm_rss_kib: 0,
-        vm_lck_kib: 0,
-        min_flt: n(f::MIN_FLT),
-        maj_flt: n(f::MAJ_FLT),
-        utime: n(f::UTIME),
-        stime: n(f::STIME),
-        cutime: n(f::CUTIME),
-        cstime: n(f::CSTIME),
-        start_time: n(f::START_TIME),
-        processor: s(f::PROCESSOR),
-        wchan,
-        cmdline,
+        ..Task::empty(0, 0)
     };
-    let (resident, locked) = (n(f::RESIDENT), n(f::LOCKED));
+    let (mut tid, mut resident, mut locked) = (None, 0, 0);
+    view.for_each(|id, v| {
+        let n = v.as_u64().unwrap_or(0);
+        // S32 values widen as their two's complement; U32 ones (tids) fit.
+        let s = n as u32 as i32;
+        match id {
+            f::TGID => t.tgid = s,
+            f::TID => tid = Some(s),
+            f::PPID => t.ppid = s,
+            f::PGID => t.pgid = s,
+            f::SID => t.sid = s,
+            f::TTY_NR => t.tty_nr = s,
+            f::TPGID => t.tpgid = s,
+            f::UID => t.uid[0] = n as u32,
+            f::EUID => t.uid[1] = n as u32,
+            f::SUID => t.uid[2] = n as u32,
+            f::FSUID => t.uid[3] = n as u32,
+            f::GID => t.gid[0] = n as u32,
+            f::EGID => t.gid[1] = n as u32,
+            f::SGID => t.gid[2] = n as u32,
+            f::FSGID => t.gid[3] = n as u32,
+            f::STATE => t.state = n as u8,
+            f::FLAGS => t.flags = n,
+            f::COMM => {
+                if let ValueRef::Str(c) = v {
+                    // The last one counts, should a message repeat it.
+                    t.comm.clear();
+                    t.comm.extend_from_slice(c);
+                }
+            }
+            f::NICE => t.nice = s,
+            f::PRIORITY => t.priority = s,
+            f::RT_PRIORITY => t.rt_priority = n as u32,
+            f::POLICY => t.policy = n as u32,
+            f::NR_THREADS => t.nlwp = s,
+            f::VSIZE => t.vsize = n,
+            f::RSS => t.rss = n,
+            f::MIN_FLT => t.min_flt = n,
+            f::MAJ_FLT => t.maj_flt = n,
+            f::UTIME => t.utime = n,
+            f::STIME => t.stime = n,
+            f::CUTIME => t.cutime = n,
+            f::CSTIME => t.cstime = n,
+            f::START_TIME => t.start_time = n,
+            f::RESIDENT => resident = n,
+            f::LOCKED => locked = n,
+            f::PROCESSOR => t.processor = s,
+            // The decoder typed both by the table: a string, bytes.
+            f::WCHAN => {
+                if let ValueRef::Str(w) = v {
+                    // proc_pid_wchan() prints nothing else for "no symbol".
+                    t.wchan = match w {
+                        b"0" => Wchan::Zero,
+                        _ => {
+                            wchan.clear();
+                            wchan.extend_from_slice(w);
+                            Wchan::Symbol(std::mem::take(&mut wchan))
+                        }
+                    };
+                }
+            }
+            f::CMDLINE => {
+                if let ValueRef::Bytes(b) = v {
+                    cmdline.clear();
+                    cmdline.extend_from_slice(b);
+                    t.cmdline = Some(std::mem::take(&mut cmdline));
+                }
+            }
+            // What ps does not show, and ids of a newer kernel.
+            _ => {}
+        }
+    })?;
+    t.tid = tid.unwrap_or(t.tgid);
     if let Some(b) = t.cmdline.take_if(|b| b.len() >= CMDLINE_MAX) {
         t.cmdline = reread_cmdline(t.tgid, t.tid).or(Some(b));
     }

@@ -2,7 +2,7 @@
 //! lays them out.
 
 use super::*;
-use nproc_proto::{field_id, TASK_FIELDS};
+use nproc_proto::field_id;
 
 /// One attribute: header, value, padding to 4 bytes.
 fn nla(kind: u16, value: &[u8]) -> Vec<u8> {
@@ -188,105 +188,4 @@ fn a_view_borrows_what_a_record_copies() {
     let bad = nested(attr::TASK, &[nla(field_id::COMM, b"abc")]);
     let e = task_view(&bad).unwrap().for_each(|_, _| {}).unwrap_err();
     assert!(e.to_string().contains("without NUL"), "{e}");
-}
-
-/// A task nest with every field of the table, each value distinct, in id
-/// order as the kernel sends them.
-fn every_field() -> Vec<u8> {
-    let body: Vec<Vec<u8>> = TASK_FIELDS
-        .iter()
-        .map(|d| {
-            let n = 1_000 + u64::from(d.id);
-            match d.ty {
-                FieldType::U32 => nla(d.id, &(n as u32).to_ne_bytes()),
-                FieldType::S32 => nla(d.id, &(-(n as i32)).to_ne_bytes()),
-                FieldType::U64 => nla(d.id, &(n << 33).to_ne_bytes()),
-                FieldType::String => nla(d.id, format!("{}\0", d.name).as_bytes()),
-                FieldType::Bytes => nla(d.id, b"a\0b\0"),
-            }
-        })
-        .collect();
-    nested(attr::TASK, &body)
-}
-
-#[test]
-fn every_text_field_has_a_slot() {
-    for d in TASK_FIELDS.iter() {
-        let text = matches!(d.ty, FieldType::String | FieldType::Bytes);
-        assert_eq!(text_slot(d.id).is_some(), text, "{}", d.name);
-    }
-    // Slots are distinct.
-    let mut slots: Vec<usize> = TASK_FIELDS.iter().filter_map(|d| text_slot(d.id)).collect();
-    slots.sort();
-    slots.dedup();
-    assert_eq!(slots.len(), 3);
-}
-
-#[test]
-fn decode_gives_what_for_each_gives() {
-    for msg in [
-        every_field(),
-        nested(
-            attr::TASK,
-            &[
-                nla(field_id::TGID, &7u32.to_ne_bytes()),
-                nla(0, &[]),
-                nla(field_id::COMM, b"sleep\0junk"),
-                nla(1000, &[1, 2, 3, 4]),
-                // A repeated id: the last value counts, in both.
-                nla(field_id::TGID, &9u32.to_ne_bytes()),
-            ],
-        ),
-    ] {
-        let view = task_view(&msg).unwrap();
-        let vals = view.decode().unwrap();
-        let mut seen = std::collections::BTreeMap::new();
-        view.for_each(|id, v| {
-            seen.insert(id, v);
-        })
-        .unwrap();
-        for d in TASK_FIELDS.iter() {
-            let want = seen.get(&d.id);
-            assert_eq!(vals.has(d.id), want.is_some(), "{}", d.name);
-            match want {
-                None => {
-                    assert_eq!(vals.num(d.id), 0, "{}", d.name);
-                    assert_eq!(vals.text(d.id), None, "{}", d.name);
-                }
-                Some(ValueRef::Str(b) | ValueRef::Bytes(b)) => {
-                    assert_eq!(vals.text(d.id), Some(*b), "{}", d.name)
-                }
-                Some(v) => assert_eq!(Some(vals.num(d.id)), v.as_u64(), "{}", d.name),
-            }
-        }
-        assert!(!vals.has(0) && !vals.has(1000) && vals.num(1000) == 0);
-    }
-    let msg = every_field();
-    let vals = task_view(&msg).unwrap().decode().unwrap();
-    assert_eq!(vals.num(field_id::NICE), (-1020i32) as u64);
-    assert_eq!(vals.text(field_id::COMM), Some(&b"comm"[..]));
-    assert_eq!(vals.text(field_id::CMDLINE), Some(&b"a\0b\0"[..]));
-}
-
-#[test]
-fn decode_refuses_what_for_each_refuses() {
-    for (body, what) in [
-        (
-            nla(field_id::VSIZE, &7u32.to_ne_bytes()),
-            "4 bytes for a u64",
-        ),
-        (
-            nla(field_id::TGID, &7u64.to_ne_bytes()),
-            "8 bytes for a u32",
-        ),
-        (nla(field_id::NICE, &[1, 2]), "2 bytes for a s32"),
-        (nla(field_id::COMM, b"abc"), "without NUL"),
-        (vec![12, 0, 1, 0, 0, 0, 0, 0], "length 12"),
-    ] {
-        let msg = nested(attr::TASK, &[body]);
-        let view = task_view(&msg).unwrap();
-        let e = view.decode().unwrap_err().to_string();
-        assert!(e.contains(what), "{e}");
-        assert_eq!(e, view.for_each(|_, _| {}).unwrap_err().to_string());
-    }
 }
