@@ -557,18 +557,9 @@ mod tests {
     }
 
     fn show(kind: Kind, t: &Task, room: usize) -> (String, usize) {
-        let g = global();
-        let mut tty = TtyNamer::new("/nonexistent");
-        let mut names = Names::new();
-        let mut ctx = Ctx {
-            global: &g,
-            charset: Charset::Bytes,
-            tty: &mut tty,
-            names: &mut names,
-            now: 0,
-        };
         let mut out = Vec::new();
-        let cells = kind.render(t, &mut ctx, room, &mut out);
+        let cells =
+            super::super::with_test_ctx(&global(), |ctx| kind.render(t, ctx, room, &mut out));
         (String::from_utf8(out).unwrap(), cells)
     }
 

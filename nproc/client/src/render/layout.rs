@@ -436,6 +436,7 @@ mod tests {
     use super::super::charset::Charset;
     use super::super::columns::{lookup, COLUMNS};
     use super::super::tty::TtyNamer;
+    use super::super::with_test_ctx;
     use super::*;
     use crate::task::{Global, Wchan};
     use proptest::prelude::*;
@@ -462,19 +463,9 @@ mod tests {
     }
 
     fn render(specs: &[&str], screen: usize, t: Option<&Task>) -> String {
-        let g = global();
-        let mut tty = TtyNamer::new("/nonexistent");
-        let mut names = super::super::names::Names::new();
-        let mut ctx = Ctx {
-            global: &g,
-            charset: Charset::Bytes,
-            tty: &mut tty,
-            names: &mut names,
-            now: 0,
-        };
         let layout = Layout::new(specs.iter().map(|s| col(s)).collect(), screen);
         let mut out = Vec::new();
-        layout.line(t, &mut ctx, &mut out);
+        with_test_ctx(&global(), |ctx| layout.line(t, ctx, &mut out));
         String::from_utf8(out).unwrap()
     }
 
@@ -531,19 +522,11 @@ mod tests {
             .map(|&(spec, width)| Column { width, ..col(spec) })
             .collect();
         let layout = Layout::new(cols, screen);
-        let g = global();
-        let mut tty = TtyNamer::new("/nonexistent");
-        let mut names = super::super::names::Names::new();
-        let mut ctx = Ctx {
-            global: &g,
-            charset: Charset::Bytes,
-            tty: &mut tty,
-            names: &mut names,
-            now: 0,
-        };
         let (mut short, mut general) = (Vec::new(), Vec::new());
-        layout.line_with(Some(t), &mut ctx, &mut short, true);
-        layout.line_with(Some(t), &mut ctx, &mut general, false);
+        with_test_ctx(&global(), |ctx| {
+            layout.line_with(Some(t), ctx, &mut short, true);
+            layout.line_with(Some(t), ctx, &mut general, false);
+        });
         assert_eq!(short, general);
         String::from_utf8(short).unwrap()
     }
