@@ -32,15 +32,15 @@
 //! lock-correctness of the series is checked there); only this benchmark
 //! runs here. It costs one more x86_64 build on a fresh machine.
 //!
-//! N: under TCG on this (shared, 2-core) machine one `/bin/ps ax` dump of
-//! this population takes 5-7 s (13 s on a loaded day), and one round of
-//! all six commands about 14 s; what every run pays regardless of N
+//! N: under TCG on this (shared, 2-core) machine, on this kernel, one
+//! `/bin/ps ax` dump of this population takes 1.6-2.0 s, and one round of
+//! all seven commands about 4.2 s; what every run pays regardless of N
 //! (boot, `ksym_many`, the population, parity, the two counting runs of
-//! each command) is about 2 minutes. So `cargo xtask test` runs
+//! each command) is about a minute. So `cargo xtask test` runs
 //! [`DEFAULT_DUMPS`] dump per command, the least that still times every
-//! command (2-3 minutes in all, host build included); `--dumps 100` runs
-//! the full count (1,495 s on 2026-12-01; the timeout grows
-//! with N).
+//! command (1.5-3 minutes in all, host build included); `--dumps 20` took
+//! 135 s on 2026-12-01 (the timeout grows with N). The full count
+//! is `--dumps 100`.
 
 use crate::{env, initramfs, kernel, modules, qemu, run, shim_test, Result};
 use std::fs;
