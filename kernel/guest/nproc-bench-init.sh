@@ -183,6 +183,27 @@ time_once() {
 	kfast-nproc-guest time $label 1 "$@" || fail "time $label"
 }
 
+# time_fixed LABEL CMD ARGS...: the same with address space layout
+# randomization off, labelled LABEL@fixed (xtask/src/nproc_bench.rs FIXED
+# says why these rows exist).
+time_fixed() {
+	label=$1
+	shift
+	echo 0 > /proc/sys/kernel/randomize_va_space
+	kfast-nproc-guest time $label@fixed 1 "$@" || fail "time $label@fixed"
+	echo $ASLR > /proc/sys/kernel/randomize_va_space
+}
+
+# warm_fixed LABEL CMD ARGS...: one untimed dump of CMD with randomization
+# off, so that the first timed round finds its code translated as every
+# later round does.
+warm_fixed() {
+	shift
+	echo 0 > /proc/sys/kernel/randomize_va_space
+	"$@" > /dev/null 2>&1
+	echo $ASLR > /proc/sys/kernel/randomize_va_space
+}
+
 {
 	echo "# nproc-bench: QEMU TCG (emulated; not a hardware ratio); no lock debugging"
 	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS"
@@ -216,9 +237,13 @@ time_once() {
 	# that the host's load drifting during a long run (TCG shares the
 	# host's cores) weighs on both sides alike. The host adds the rounds.
 	echo "# timing: $DUMPS rounds of one dump per command, stdout to /dev/null (uptime $(up))"
+	ASLR=$(cat /proc/sys/kernel/randomize_va_space)
+	echo "# randomize_va_space $ASLR; 0 for the @fixed rows"
+	each warm_fixed
 	round=0
 	while [ $round -lt $DUMPS ]; do
 		each time_once
+		each time_fixed
 		round=$((round + 1))
 	done
 	echo "raw-counts proc $(kfast-nproc-guest procread) nproc $(nproc-dump --count $RAW 2>&1)"

@@ -18,8 +18,10 @@
 //! `nps --version` (what a dump pays to start) in turn:
 //! interleaved, so that the host's load drifting over a run (TCG shares
 //! its cores; one run of 10 dumps per command moved the ratios by 20%)
-//! weighs on every command alike; then one run each under the tracer,
-//! counting syscalls and slab allocations.
+//! weighs on every command alike. Every round times each command twice:
+//! in the default layout, and with address space layout randomization off
+//! (the `@fixed` rows; [`FIXED`] says why both). Then one run each under
+//! the tracer, counting syscalls and slab allocations.
 //!
 //! Why QEMU TCG and not UML: TCG emulates kernel and user code alike, so
 //! a syscall-heavy and a syscall-light reader compare fairly; UML runs
@@ -155,6 +157,19 @@ const COMMANDS: [(&str, &str); 7] = [
     ("nps-start", "nps --version (start-up alone)"),
 ];
 
+/// The suffix of a command's label in the rounds timed with address space
+/// layout randomization off (`randomize_va_space` 0), for every command
+/// alike. TCG translates the code a process runs into host code and keeps
+/// the translation for the next process that runs the same code at the
+/// same address: with randomization on, every run of a position-independent
+/// binary (`/bin/ps`, its libraries, the static-pie `nps`) lands elsewhere
+/// and pays to translate all of its code again; hardware has no such cost
+/// (a cold instruction cache costs microseconds, not the ~12 ms `nps
+/// --version` pays here). Off, a command's code is translated once and
+/// reused, so these rows are what TCG charges for the work itself. Both
+/// sets are timed in every round and both are reported.
+const FIXED: &str = "@fixed";
+
 /// What the result channel said.
 #[derive(Default, Debug)]
 struct Results {
@@ -234,16 +249,19 @@ fn check(r: &Results, dumps: u32) -> Vec<String> {
         }
     }
     for (label, _) in COMMANDS {
-        match r.rows.iter().find(|(l, _)| l == label) {
-            None => bad.push(format!("{label}: no numbers")),
-            Some((_, x)) => {
-                if x.dumps != u64::from(dumps) {
-                    bad.push(format!("{label}: {} dumps, want {dumps}", x.dumps));
+        for timed in [label.to_string(), format!("{label}{FIXED}")] {
+            match r.rows.iter().find(|(l, _)| *l == timed) {
+                None => bad.push(format!("{timed}: no numbers")),
+                Some((_, x)) if x.dumps != u64::from(dumps) => {
+                    bad.push(format!("{timed}: {} dumps, want {dumps}", x.dumps));
                 }
-                if x.syscalls.is_none() || x.allocs.is_none() {
-                    bad.push(format!("{label}: no syscall or allocation count"));
-                }
+                Some(_) => {}
             }
+        }
+        // Counted once, in the default layout.
+        let counted = r.rows.iter().find(|(l, _)| l == label);
+        if counted.is_some_and(|(_, x)| x.syscalls.is_none() || x.allocs.is_none()) {
+            bad.push(format!("{label}: no syscall or allocation count"));
         }
     }
     bad
@@ -254,27 +272,55 @@ fn ms(us: u64) -> String {
     format!("{:.1}", us as f64 / 1000.0)
 }
 
-/// The table and the ratios, as printed and as README.md quotes them.
+/// The tables and the ratios, as printed and as README.md quotes them:
+/// first the rounds in the default layout (with the syscall and
+/// allocation counts), then the same rounds' runs with randomization off.
 fn table(r: &Results) -> String {
     let mut t = String::new();
-    let per = r.processes.max(1);
     t.push_str(&format!(
         "nproc benchmark, {LABEL}; the patched kernel without lock debugging \
          (kernel/bench-kernel.config)\n\
          {} tasks, {} processes (what ps ax lists); nps source: {}\n\n",
         r.tasks, r.processes, r.source
     ));
+    section(
+        r,
+        "",
+        "address space layout randomized (the default): every run translates its code anew",
+        &mut t,
+    );
+    t.push('\n');
+    section(
+        r,
+        FIXED,
+        "randomization off for every command (randomize_va_space 0): \
+         TCG's translations reused, the work itself",
+        &mut t,
+    );
+    t
+}
+
+/// One layout's table and ratios: the rows labelled `label` + `suffix`.
+fn section(r: &Results, suffix: &str, heading: &str, t: &mut String) {
+    let per = r.processes.max(1);
+    let get = |l: &str| {
+        r.rows
+            .iter()
+            .find(|(x, _)| *x == format!("{l}{suffix}"))
+            .map(|(_, x)| x.clone())
+    };
+    t.push_str(&format!("{heading}\n\n"));
     t.push_str(
         "| command | dumps | wall ms/dump | user ms/dump | sys ms/dump | syscalls/process (one run) | slab allocs/process (one run) |\n\
          |---|---|---|---|---|---|---|\n",
     );
     for (label, what) in COMMANDS {
-        let Some((_, x)) = r.rows.iter().find(|(l, _)| l == label) else {
+        let Some(x) = get(label) else {
             continue;
         };
         let d = x.dumps.max(1);
         let each = |c: Option<u64>| {
-            c.map_or("?".into(), |c| {
+            c.map_or("-".into(), |c| {
                 format!("{:.2} ({c})", c as f64 / per as f64)
             })
         };
@@ -295,7 +341,6 @@ fn table(r: &Results) -> String {
         ("proc-raw", "nproc-raw"),
         ("ps-ax", "nproc-raw"),
     ] {
-        let get = |l: &str| r.rows.iter().find(|(x, _)| x == l).map(|(_, x)| x.clone());
         let (Some(x), Some(y)) = (get(a), get(b)) else {
             continue;
         };
@@ -307,7 +352,7 @@ fn table(r: &Results) -> String {
             }
         };
         t.push_str(&format!(
-            "ratio {a} / {b}: wall {}, user+sys {} ({LABEL})\n",
+            "ratio {a}{suffix} / {b}{suffix}: wall {}, user+sys {} ({LABEL})\n",
             ratio(x.wall_us * y.dumps, y.wall_us * x.dumps),
             ratio(
                 (x.user_us + x.sys_us) * y.dumps,
@@ -315,7 +360,6 @@ fn table(r: &Results) -> String {
             )
         ));
     }
-    t
 }
 
 /// `cargo xtask nproc-bench`.
@@ -399,6 +443,10 @@ mod tests {
         time ps-eo 2 22000000 4000000 14000000\ntime nps-eo 2 9000000 2000000 6000000\n\
         time proc-raw 2 6000000 100000 5000000\ntime nproc-raw 2 1000000 200000 700000\n\
         time nps-start 2 40000 10000 20000\n\
+        time ps-ax@fixed 2 18000000 3000000 11000000\ntime nps-ax@fixed 2 6000000 1000000 4000000\n\
+        time ps-eo@fixed 2 20000000 4000000 12000000\ntime nps-eo@fixed 2 5000000 1000000 3000000\n\
+        time proc-raw@fixed 2 5000000 100000 4000000\ntime nproc-raw@fixed 2 900000 100000 600000\n\
+        time nps-start@fixed 2 20000 5000 10000\n\
         count sys ps-ax 64000\ncount sys nps-ax 40000\ncount sys ps-eo 70000\n\
         count sys nps-eo 40000\ncount sys proc-raw 24000\ncount sys nproc-raw 300\n\
         count sys nps-start 20\ncount alloc nps-start 30\n\
@@ -427,6 +475,15 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("ratio proc-raw / nproc-raw: wall 6.0x"), "{t}");
+        // The fixed layout's rows: no counts, their own ratios.
+        assert!(
+            t.contains("| `/bin/ps ax` | 2 | 9000.0 | 1500.0 | 5500.0 | - | - |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("ratio ps-eo@fixed / nps-eo@fixed: wall 4.0x, user+sys 4.0x"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -449,7 +506,9 @@ mod tests {
 
     #[test]
     fn every_missing_step_is_named() {
-        assert_eq!(check(&parse(GOOD), 3).len(), 7, "dump counts differ");
+        assert_eq!(check(&parse(GOOD), 3).len(), 14, "dump counts differ");
+        let bad = GOOD.replace("time nps-eo@fixed 2 5000000 1000000 3000000\n", "");
+        assert_eq!(check(&parse(&bad), 2), ["nps-eo@fixed: no numbers"]);
         let bad = GOOD.replace("parity eo identical", "parity eo DIFFERS");
         assert_eq!(check(&parse(&bad), 2).len(), 1);
         let bad = GOOD.replace("count alloc nproc-raw 400\n", "");
