@@ -36,9 +36,9 @@
 //!
 //! N: under TCG on this (shared, 2-core) machine, on this kernel, one
 //! `/bin/ps ax` dump of this population takes 1.6-2.0 s, and one round of
-//! all seven commands in both layouts about 8 s; what every run pays regardless of N
-//! (boot, `ksym_many`, the population, parity, the two counting runs of
-//! each command) is about a minute. So `cargo xtask test` runs
+//! all seven commands in both layouts about 8 s; what every run pays
+//! regardless of N (boot, `ksym_many`, the population, parity, the two
+//! counting runs of each command) is about a minute. So `cargo xtask test` runs
 //! [`DEFAULT_DUMPS`] dump per command, the least that still times every
 //! command (1.5-3 minutes in all, host build included); `--dumps 10` took
 //! 126 s on 2026-12-01 (the timeout grows with N). The full count
