@@ -183,15 +183,23 @@ time_once() {
 	kfast-nproc-guest time $label 1 "$@" || fail "time $label"
 }
 
-# time_fixed LABEL CMD ARGS...: the same with address space layout
-# randomization off, labelled LABEL@fixed (xtask/src/nproc_bench.rs FIXED
-# says why these rows exist).
+# fixed CMD ARGS...: CMD with address space layout randomization off
+# (xtask/src/nproc_bench.rs FIXED says why), then the setting restored;
+# CMD's exit status.
+fixed() {
+	echo 0 > /proc/sys/kernel/randomize_va_space
+	"$@"
+	rc=$?
+	echo $ASLR > /proc/sys/kernel/randomize_va_space
+	return $rc
+}
+
+# time_fixed LABEL CMD ARGS...: time_once with randomization off,
+# labelled LABEL@fixed.
 time_fixed() {
 	label=$1
 	shift
-	echo 0 > /proc/sys/kernel/randomize_va_space
-	kfast-nproc-guest time $label@fixed 1 "$@" || fail "time $label@fixed"
-	echo $ASLR > /proc/sys/kernel/randomize_va_space
+	fixed kfast-nproc-guest time $label@fixed 1 "$@" || fail "time $label@fixed"
 }
 
 # warm_fixed LABEL CMD ARGS...: one untimed dump of CMD with randomization
@@ -199,9 +207,7 @@ time_fixed() {
 # later round does.
 warm_fixed() {
 	shift
-	echo 0 > /proc/sys/kernel/randomize_va_space
-	"$@" > /dev/null 2>&1
-	echo $ASLR > /proc/sys/kernel/randomize_va_space
+	fixed "$@" > /dev/null 2>&1
 }
 
 {
