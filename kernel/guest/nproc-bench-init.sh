@@ -213,6 +213,8 @@ warm_fixed() {
 {
 	echo "# nproc-bench: QEMU TCG (emulated; not a hardware ratio); no lock debugging"
 	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS"
+	# jiffies (10 ms steps) unless xtask/src/guest_clock.rs could give the TSC's rate
+	echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 	insmod /lib/modules/ksym_many.ko nr_threads=$KTHREADS || fail "insmod ksym_many"
 	kfast-nproc-guest tasks $PROCS $THREADED $THREADS /tmp/ready &
 	i=0

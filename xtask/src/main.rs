@@ -28,6 +28,7 @@ mod env;
 mod fast;
 mod fast_uml;
 mod gen_many;
+mod guest_clock;
 mod guest_test;
 mod initramfs;
 mod kconfig;

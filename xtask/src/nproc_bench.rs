@@ -44,7 +44,7 @@
 //! 126 s on 2026-12-01 (the timeout grows with N). The issue's full count
 //! is `--dumps 100`.
 
-use crate::{env, initramfs, kernel, modules, qemu, run, shim_test, Result};
+use crate::{env, guest_clock, initramfs, kernel, modules, qemu, run, shim_test, Result};
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
@@ -399,8 +399,9 @@ pub fn run(opts: &Options) -> Result<u8> {
         &dir,
         timeout,
         &format!(
-            "nprocbench.dumps={} nprocbench.procs={PROCS} nprocbench.threaded={THREADED} \
+            "{} nprocbench.dumps={} nprocbench.procs={PROCS} nprocbench.threaded={THREADED} \
              nprocbench.threads={THREADS} nprocbench.kthreads={KTHREADS}",
+            guest_clock::boot_args(),
             opts.dumps
         ),
     )?;
