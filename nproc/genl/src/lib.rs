@@ -15,11 +15,10 @@
 //! # Why the rust-netlink crates
 //!
 //! `netlink-sys` gives the socket (bind, connect, the `NETLINK_EXT_ACK` and
-//! `NETLINK_CAP_ACK` options) and `netlink-packet-core` /
-//! `netlink-packet-generic` the message framing, `NLMSG_DONE`/`NLMSG_ERROR`
-//! and the generic netlink controller (family resolution). They are the
-//! crates `rtnetlink`, `ethtool` and `wl-nl80211` build on, kept by one
-//! organisation, and usable without an async runtime: a `ps` makes one
+//! `NETLINK_CAP_ACK` options) and `netlink-packet-core` the reading of
+//! reply frames: `NLMSG_DONE`, `NLMSG_ERROR` and their extended acks. They
+//! are the crates `rtnetlink`, `ethtool` and `wl-nl80211` build on, kept by
+//! one organisation, and usable without an async runtime: a `ps` makes one
 //! request and reads one dump, so a synchronous client is the whole need.
 //! `neli` would also do (it resolves families and iterates dumps for
 //! you), but decodes every attribute into its own typed buffers; here the
@@ -28,6 +27,16 @@
 //! buffer per string value. Reading attributes is this crate's own short
 //! walk (`attrs.rs`), not `netlink-packet-core`'s iterator: same rules, a
 //! fifth of the instructions, and a dump decodes some 80,000 of them.
+//!
+//! Requests (a header and at most three attributes) are written by this
+//! crate too, and the family is resolved with one `CTRL_CMD_GETFAMILY`
+//! read by the same walk, rather than through `netlink-packet-generic`'s
+//! typed messages: `nps` starts once per listing, and every distinct piece
+//! of code a run executes is paged in, and under an emulator translated
+//! again, at each start; those types' builders and a full decode of the
+//! controller's reply (the family's operations and policies included) are
+//! code that two attributes do not need. The tests check the encoder
+//! against those crates.
 //!
 //! What this crate adds: family resolution with a clear error when the
 //! kernel lacks `CONFIG_NPROC`, the three commands, and decoding of their

@@ -1,15 +1,13 @@
 //! The generic netlink socket: family resolution, one request, its replies.
 
 use netlink_packet_core::{
-    DefaultNla, DoneBuffer, Emitable, ErrorBuffer, NetlinkBuffer, NetlinkMessage, NetlinkPayload,
-    NLMSG_DONE, NLMSG_ERROR, NLM_F_ACK_TLVS, NLM_F_DUMP, NLM_F_REQUEST,
+    DoneBuffer, ErrorBuffer, NetlinkBuffer, NLMSG_DONE, NLMSG_ERROR, NLM_F_ACK_TLVS, NLM_F_DUMP,
+    NLM_F_REQUEST,
 };
-use netlink_packet_generic::ctrl::nlas::GenlCtrlAttrs;
-use netlink_packet_generic::ctrl::{GenlCtrl, GenlCtrlCmd};
-use netlink_packet_generic::{GenlFamily, GenlMessage};
 use netlink_sys::protocols::NETLINK_GENERIC;
 use netlink_sys::{Socket, SocketAddr};
 
+use crate::attrs::Attrs;
 use crate::decode::extack_message;
 use crate::Error;
 
@@ -21,35 +19,50 @@ const RECV_BUF: usize = 64 * 1024;
 const EPROTONOSUPPORT: i32 = 93;
 const EAFNOSUPPORT: i32 = 97;
 
+/// `NLMSG_HDRLEN`: length, type, flags, sequence number, port id.
+const NLMSG_HDRLEN: usize = 16;
 /// The genl header: cmd, version, reserved.
 const GENL_HDRLEN: usize = 4;
+/// `NLA_HDRLEN`.
+const NLA_HDRLEN: usize = 4;
 
-/// A request to the nproc family: its command and attributes.
-#[derive(Debug)]
-struct NprocRequest {
-    cmd: u8,
-    attrs: Vec<DefaultNla>,
-}
+/// The generic netlink controller (include/uapi/linux/genetlink.h):
+/// `GENL_ID_CTRL`, `CTRL_CMD_GETFAMILY`, its version (`genl_ctrl`'s) and
+/// the attributes a family lookup sends and reads.
+const GENL_ID_CTRL: u16 = 0x10;
+const CTRL_CMD_GETFAMILY: u8 = 3;
+const CTRL_VERSION: u8 = 2;
+const CTRL_ATTR_FAMILY_ID: u16 = 1;
+const CTRL_ATTR_FAMILY_NAME: u16 = 2;
+const CTRL_ATTR_VERSION: u16 = 3;
 
-impl GenlFamily for NprocRequest {
-    fn family_name() -> &'static str {
-        nproc_proto::FAMILY_NAME
+/// One generic netlink request, as the kernel reads it: `nlmsghdr`,
+/// `genlmsghdr`, then each attribute (`nlattr`, value, zeroes up to a
+/// multiple of 4). The port id is left 0: the kernel knows the sender.
+/// `None` when an attribute does not fit `nla_len`.
+fn encode_request(
+    family: u16,
+    flags: u16,
+    seq: u32,
+    (cmd, version): (u8, u8),
+    attrs: &[(u16, &[u8])],
+) -> Option<Vec<u8>> {
+    let mut m = Vec::with_capacity(64);
+    m.extend_from_slice(&[0; NLMSG_HDRLEN]);
+    m.extend_from_slice(&[cmd, version, 0, 0]);
+    for (kind, value) in attrs {
+        let nla_len = u16::try_from(NLA_HDRLEN + value.len()).ok()?;
+        m.extend_from_slice(&nla_len.to_ne_bytes());
+        m.extend_from_slice(&kind.to_ne_bytes());
+        m.extend_from_slice(value);
+        m.resize(m.len().next_multiple_of(4), 0);
     }
-    fn command(&self) -> u8 {
-        self.cmd
-    }
-    fn version(&self) -> u8 {
-        nproc_proto::FAMILY_VERSION
-    }
-}
-
-impl Emitable for NprocRequest {
-    fn buffer_len(&self) -> usize {
-        self.attrs.as_slice().buffer_len()
-    }
-    fn emit(&self, buffer: &mut [u8]) {
-        self.attrs.as_slice().emit(buffer)
-    }
+    let len = u32::try_from(m.len()).ok()?;
+    m[0..4].copy_from_slice(&len.to_ne_bytes());
+    m[4..6].copy_from_slice(&family.to_ne_bytes());
+    m[6..8].copy_from_slice(&flags.to_ne_bytes());
+    m[8..12].copy_from_slice(&seq.to_ne_bytes());
+    Some(m)
 }
 
 /// A connected generic netlink socket and the resolved family id.
@@ -101,51 +114,52 @@ impl GenlSocket {
         self.family_id
     }
 
+    /// Asks the controller for `family` (`CTRL_CMD_GETFAMILY`) and keeps
+    /// its id; returns its version. The reply is read with this crate's
+    /// attribute walker for the two attributes used: it also lists the
+    /// family's operations and policies, which a full decode (such as
+    /// `netlink-packet-generic`'s `GenlCtrl`) would turn into owned values
+    /// at every start of `nps`.
     fn resolve(&mut self, family: &str) -> Result<u32, Error> {
-        let mut genl = GenlMessage::from_payload(GenlCtrl {
-            cmd: GenlCtrlCmd::GetFamily,
-            nlas: vec![GenlCtrlAttrs::FamilyName(family.into())],
-        });
-        genl.finalize();
-        let mut msg = NetlinkMessage::from(genl);
-        msg.header.flags = NLM_F_REQUEST;
-        let seq = self.send(msg)?;
+        let mut name = Vec::with_capacity(family.len() + 1);
+        name.extend_from_slice(family.as_bytes());
+        name.push(0);
+        self.family_id = GENL_ID_CTRL;
         let (mut id, mut version) = (None, 0);
-        self.recv_replies(seq, "CTRL_CMD_GETFAMILY", |frame| {
-            let m = NetlinkMessage::<GenlMessage<GenlCtrl>>::deserialize(frame)
-                .map_err(|e| Error::Decode(format!("CTRL_CMD_GETFAMILY: {e}")))?;
-            if let NetlinkPayload::InnerMessage(g) = m.payload {
-                for nla in g.payload.nlas {
-                    match nla {
-                        GenlCtrlAttrs::FamilyId(v) => id = Some(v),
-                        GenlCtrlAttrs::Version(v) => version = v,
+        let what = "CTRL_CMD_GETFAMILY";
+        self.exchange(
+            (CTRL_CMD_GETFAMILY, CTRL_VERSION),
+            &[(CTRL_ATTR_FAMILY_NAME, &name)],
+            false,
+            what,
+            |attrs| {
+                for a in Attrs::new(attrs, what) {
+                    let a = a?;
+                    match (a.kind, a.value) {
+                        (CTRL_ATTR_FAMILY_ID, &[a, b]) => id = Some(u16::from_ne_bytes([a, b])),
+                        (CTRL_ATTR_VERSION, &[a, b, c, d]) => {
+                            version = u32::from_ne_bytes([a, b, c, d])
+                        }
+                        (CTRL_ATTR_FAMILY_ID | CTRL_ATTR_VERSION, v) => {
+                            return Err(Error::Decode(format!(
+                                "{what}: attribute {} of {} bytes",
+                                a.kind,
+                                v.len()
+                            )))
+                        }
                         _ => {}
                     }
                 }
-            }
-            Ok(())
-        })
+                Ok(())
+            },
+        )
         .map_err(|e| match e {
             // The controller answers ENOENT for a family it does not know.
             Error::Kernel { errno: 2, .. } => Error::NoFamily,
             e => e,
         })?;
-        self.family_id =
-            id.ok_or_else(|| Error::Decode("CTRL_CMD_GETFAMILY: no family id".into()))?;
+        self.family_id = id.ok_or_else(|| Error::Decode(format!("{what}: no family id")))?;
         Ok(version)
-    }
-
-    fn send<T>(&mut self, mut msg: NetlinkMessage<T>) -> Result<u32, Error>
-    where
-        T: netlink_packet_core::NetlinkSerializable + std::fmt::Debug,
-    {
-        self.seq = self.seq.wrapping_add(1);
-        msg.header.sequence_number = self.seq;
-        msg.finalize();
-        let mut tx = vec![0u8; msg.buffer_len()];
-        msg.serialize(&mut tx);
-        self.sock.send(&tx, 0).map_err(io("send(netlink)"))?;
-        Ok(self.seq)
     }
 
     /// Sends `cmd` with `attrs` (a dump when `dump`) and calls `on_payload`
@@ -156,21 +170,41 @@ impl GenlSocket {
         attrs: &[(u16, Vec<u8>)],
         dump: bool,
         name: &'static str,
+        on_payload: F,
+    ) -> Result<(), Error>
+    where
+        F: FnMut(&[u8]) -> Result<(), Error>,
+    {
+        let attrs: Vec<(u16, &[u8])> = attrs.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+        self.exchange(
+            (cmd, nproc_proto::FAMILY_VERSION),
+            &attrs,
+            dump,
+            name,
+            on_payload,
+        )
+    }
+
+    /// Sends `cmd` at `version` to the resolved family with `attrs` (a
+    /// dump when `dump`) and calls `on_payload` with the attributes of
+    /// every reply message, which must come from that family.
+    fn exchange<F>(
+        &mut self,
+        cmd: (u8, u8),
+        attrs: &[(u16, &[u8])],
+        dump: bool,
+        name: &'static str,
         mut on_payload: F,
     ) -> Result<(), Error>
     where
         F: FnMut(&[u8]) -> Result<(), Error>,
     {
-        let attrs = attrs
-            .iter()
-            .map(|(k, v)| DefaultNla::new(*k, v.clone()))
-            .collect();
-        let mut genl = GenlMessage::from_payload(NprocRequest { cmd, attrs });
-        genl.set_resolved_family_id(self.family_id);
-        genl.finalize();
-        let mut msg = NetlinkMessage::from(genl);
-        msg.header.flags = NLM_F_REQUEST | if dump { NLM_F_DUMP } else { 0 };
-        let seq = self.send(msg)?;
+        self.seq = self.seq.wrapping_add(1);
+        let seq = self.seq;
+        let flags = NLM_F_REQUEST | if dump { NLM_F_DUMP } else { 0 };
+        let tx = encode_request(self.family_id, flags, seq, cmd, attrs)
+            .ok_or_else(|| Error::Decode(format!("{name}: an attribute too long to send")))?;
+        self.sock.send(&tx, 0).map_err(io("send(netlink)"))?;
         let family_id = self.family_id;
         self.recv_replies(seq, name, |frame| {
             let nl = NetlinkBuffer::new_checked(frame)
@@ -254,5 +288,108 @@ impl GenlSocket {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netlink_packet_core::{DefaultNla, Emitable, NetlinkMessage};
+    use netlink_packet_generic::ctrl::nlas::GenlCtrlAttrs;
+    use netlink_packet_generic::ctrl::{GenlCtrl, GenlCtrlCmd};
+    use netlink_packet_generic::{GenlFamily, GenlMessage};
+
+    /// `msg` as the rust-netlink crates serialize it.
+    fn reference<T>(mut msg: NetlinkMessage<T>, flags: u16, seq: u32) -> Vec<u8>
+    where
+        T: netlink_packet_core::NetlinkSerializable + std::fmt::Debug,
+    {
+        msg.header.flags = flags;
+        msg.header.sequence_number = seq;
+        msg.finalize();
+        let mut buf = vec![0; msg.buffer_len()];
+        msg.serialize(&mut buf);
+        buf
+    }
+
+    #[test]
+    fn a_family_lookup_is_the_controllers_own() {
+        let mut genl = GenlMessage::from_payload(GenlCtrl {
+            cmd: GenlCtrlCmd::GetFamily,
+            nlas: vec![GenlCtrlAttrs::FamilyName("nproc".into())],
+        });
+        genl.finalize();
+        let want = reference(NetlinkMessage::from(genl), NLM_F_REQUEST, 7);
+        let got = encode_request(
+            GENL_ID_CTRL,
+            NLM_F_REQUEST,
+            7,
+            (CTRL_CMD_GETFAMILY, CTRL_VERSION),
+            &[(CTRL_ATTR_FAMILY_NAME, b"nproc\0")],
+        );
+        assert_eq!(got, Some(want));
+    }
+
+    #[derive(Debug)]
+    struct Raw {
+        cmd: u8,
+        nlas: Vec<DefaultNla>,
+    }
+
+    impl GenlFamily for Raw {
+        fn family_name() -> &'static str {
+            "nproc"
+        }
+        fn command(&self) -> u8 {
+            self.cmd
+        }
+        fn version(&self) -> u8 {
+            1
+        }
+    }
+
+    impl Emitable for Raw {
+        fn buffer_len(&self) -> usize {
+            self.nlas.as_slice().buffer_len()
+        }
+        fn emit(&self, buffer: &mut [u8]) {
+            self.nlas.as_slice().emit(buffer)
+        }
+    }
+
+    #[test]
+    fn requests_match_the_generic_builders_padding_included() {
+        let attrs: [(u16, &[u8]); 3] = [
+            (1, &[0xff, 0, 0, 0, 1, 0, 0, 0]),
+            (2, &[1, 0, 0, 0]),
+            (3, b"ab"),
+        ];
+        let mut genl = GenlMessage::from_payload(Raw {
+            cmd: 2,
+            nlas: attrs
+                .iter()
+                .map(|(k, v)| DefaultNla::new(*k, v.to_vec()))
+                .collect(),
+        });
+        genl.set_resolved_family_id(0x1d);
+        genl.finalize();
+        let flags = NLM_F_REQUEST | NLM_F_DUMP;
+        let want = reference(NetlinkMessage::from(genl), flags, 0xfffe);
+        assert_eq!(
+            encode_request(0x1d, flags, 0xfffe, (2, 1), &attrs),
+            Some(want)
+        );
+        assert_eq!(
+            encode_request(0x1d, 0, 1, (2, 1), &[]).map(|m| m.len()),
+            Some(20)
+        );
+    }
+
+    #[test]
+    fn an_attribute_longer_than_nla_len_is_refused() {
+        let big = vec![0; usize::from(u16::MAX)];
+        assert_eq!(encode_request(0x1d, 0, 1, (2, 1), &[(1, &big)]), None);
+        let most = vec![0; usize::from(u16::MAX) - NLA_HDRLEN];
+        assert!(encode_request(0x1d, 0, 1, (2, 1), &[(1, &most)]).is_some());
     }
 }
