@@ -37,7 +37,7 @@ fn plan(args: &[&str]) -> Plan {
         panic!("not a listing command line: {args:?}")
     };
     let request = args.request().expect("a valid command line");
-    let me = Me { euid: 0, tty: 0 };
+    let me = || Me { euid: 0, tty: 0 };
     let (plan, _) = request
         .plan(&GLOBAL, me, 80, &Env::default())
         .expect("a plan");

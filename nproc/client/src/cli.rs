@@ -273,7 +273,7 @@ impl Request {
     pub fn plan(
         &self,
         global: &Global,
-        me: Me,
+        me: impl FnOnce() -> Me,
         screen_cols: usize,
         env: &Env,
     ) -> Result<(Plan, Vec<String>), String> {
@@ -417,7 +417,7 @@ mod tests {
             uptime_centis: 0,
             pid_max: None,
         };
-        let me = Me { euid: 0, tty: 0 };
+        let me = || Me { euid: 0, tty: 0 };
         let env = Env {
             ps_format: Some("pid,comm".into()),
             hide_kernel: false,

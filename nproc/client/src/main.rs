@@ -18,7 +18,8 @@ use nproc::render::{Charset, Ctx, Names, TtyNamer};
 use nproc::select::Me;
 use nproc::{Source, SourceError, Task};
 
-/// Our euid and controlling terminal, as ps caches them at start-up.
+/// Our euid and controlling terminal, as ps caches them at start-up; read
+/// only when the selection compares them (`Selection::new`).
 fn me() -> Me {
     // SAFETY: geteuid() has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };
@@ -80,7 +81,6 @@ fn nps() -> u8 {
         Err(e) => return fail(&e),
     };
     let charset = Charset::from_environment();
-    nproc::render::clock::init_time_zone();
     let mut source: Box<dyn Source> = match args.source {
         SourceKind::Proc => Box::new(ProcSource::new()),
         SourceKind::Nproc => match NprocSource::connect() {
@@ -93,7 +93,7 @@ fn nps() -> u8 {
         Err(e) => return source_failed(&e),
     };
     let cols = nproc::screen::screen_cols(std::env::var("COLUMNS").ok().as_deref(), request.wide);
-    let plan = match request.plan(&global, me(), cols, &Env::from_process()) {
+    let plan = match request.plan(&global, me, cols, &Env::from_process()) {
         Ok((plan, warnings)) => {
             for w in warnings {
                 eprintln!("{w}");
@@ -102,6 +102,9 @@ fn nps() -> u8 {
         }
         Err(e) => return fail(&e),
     };
+    if plan.wants_local_time() {
+        nproc::render::clock::init_time_zone();
+    }
     let mut tty = TtyNamer::new("/proc");
     let mut names = Names::new();
     let mut ctx = Ctx {

@@ -48,6 +48,15 @@ impl Plan {
         }
     }
 
+    /// Whether a column prints a time of day: only then does `nps` set up
+    /// the time zone (reading /etc/localtime), as ps always does.
+    pub fn wants_local_time(&self) -> bool {
+        self.layout
+            .columns()
+            .iter()
+            .any(|c| c.kind.wants_local_time())
+    }
+
     /// Prints the header (before the first line, if wanted) and every
     /// selected task, flushing `out` as lines accumulate. Returns whether a
     /// task was printed: ps prints the header anyway and exits 1 otherwise.

@@ -36,9 +36,9 @@ pub struct Me {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Selection {
     all: bool,
-    table: Option<u16>,
+    /// The table's bits, and who it compares against.
+    table: Option<(u16, Me)>,
     pids: Vec<i32>,
-    me: Me,
     hide_kernel: bool,
 }
 
@@ -46,12 +46,14 @@ impl Selection {
     /// select_bits_setup() for the default personality: `-e`/`-A` or BSD
     /// `ax` select everything; otherwise a 16-entry table indexed by (our
     /// euid, session leader, no tty, our tty) decides, plus any pid list.
+    /// `me` is called only when the table applies: `-e` and `ax` need not
+    /// read /proc/self/stat for a terminal they do not compare.
     pub fn new(
         all: bool,
         simple: Simple,
         bsd_syntax: bool,
         pids: Vec<i32>,
-        me: Me,
+        me: impl FnOnce() -> Me,
     ) -> Result<Self, String> {
         let mut all = all;
         let bits = if !simple.any() && !bsd_syntax {
@@ -85,9 +87,12 @@ impl Selection {
         };
         Ok(Selection {
             all,
-            table: if all { None } else { table },
+            table: if all {
+                None
+            } else {
+                table.map(|bits| (bits, me()))
+            },
             pids,
-            me,
             hide_kernel: false,
         })
     }
@@ -107,11 +112,11 @@ impl Selection {
         if self.all {
             return true;
         }
-        if let Some(bits) = self.table {
-            let index = (t.euid() == self.me.euid) as u16
+        if let Some((bits, me)) = self.table {
+            let index = (t.euid() == me.euid) as u16
                 | ((t.sid == t.tgid) as u16) << 1
                 | ((t.tty_nr == 0) as u16) << 2
-                | ((t.tty_nr == self.me.tty) as u16) << 3;
+                | ((t.tty_nr == me.tty) as u16) << 3;
             if bits & (1 << index) != 0 {
                 return true;
             }
@@ -171,7 +176,7 @@ mod tests {
 
     #[test]
     fn plain_ps_shows_our_processes_on_our_tty() {
-        let s = Selection::new(false, Simple::default(), false, vec![], ME).unwrap();
+        let s = Selection::new(false, Simple::default(), false, vec![], || ME).unwrap();
         assert!(s.wants(&task(1000, 1, 34816)));
         assert!(!s.wants(&task(0, 1, 34816)));
         assert!(!s.wants(&task(1000, 1, 0)));
@@ -183,7 +188,7 @@ mod tests {
             bsd_x: true,
             ..Simple::default()
         };
-        let s = Selection::new(false, x, true, vec![], ME).unwrap();
+        let s = Selection::new(false, x, true, vec![], || ME).unwrap();
         assert!(s.wants(&task(1000, 1, 0)));
         assert!(!s.wants(&task(0, 1, 0)));
         let ax = Simple {
@@ -191,7 +196,7 @@ mod tests {
             bsd_x: true,
             ..Simple::default()
         };
-        let s = Selection::new(false, ax, true, vec![], ME).unwrap();
+        let s = Selection::new(false, ax, true, vec![], || ME).unwrap();
         assert!(s.wants(&task(0, 1, 0)));
         let mut kthread = task(0, 0, 0);
         kthread.ppid = 2;
@@ -201,14 +206,14 @@ mod tests {
             bsd_a: true,
             ..Simple::default()
         };
-        let s = Selection::new(false, a, true, vec![], ME).unwrap();
+        let s = Selection::new(false, a, true, vec![], || ME).unwrap();
         assert!(s.wants(&task(0, 1, 34817)));
         assert!(!s.wants(&task(0, 1, 0)));
     }
 
     #[test]
     fn pid_lists() {
-        let s = Selection::new(false, Simple::default(), false, vec![50], ME).unwrap();
+        let s = Selection::new(false, Simple::default(), false, vec![50], || ME).unwrap();
         assert!(s.wants(&task(0, 1, 0)));
         assert!(!s.wants(&Task::empty(51, 51)));
         assert_eq!(parse_pids("1,2 0x10"), Ok(vec![1, 2, 16]));
@@ -223,6 +228,6 @@ mod tests {
             unix_a: true,
             ..Simple::default()
         };
-        assert!(Selection::new(false, mixed, true, vec![], ME).is_err());
+        assert!(Selection::new(false, mixed, true, vec![], || ME).is_err());
     }
 }

@@ -175,6 +175,15 @@ impl Kind {
         self == Kind::Wchan
     }
 
+    /// Whether the column prints a time of day (`localtime_r`,
+    /// `ctime_r`), so that the time zone must be set up first.
+    pub fn wants_local_time(self) -> bool {
+        matches!(
+            self,
+            Kind::Stime | Kind::Start | Kind::BsdStart | Kind::Lstart
+        )
+    }
+
     /// The value of a column that prints one number (`"%d"`, `"%u"`,
     /// `"%lu"`), or `None`.
     fn number(self, t: &Task, ctx: &Ctx<'_>) -> Option<Number> {
