@@ -134,22 +134,32 @@ impl Client {
     /// `GET_FIELDS`: every task field and global item the kernel serves.
     pub fn fields(&mut self) -> Result<Vec<FieldInfo>, Error> {
         let mut out = Vec::new();
-        self.sock
-            .request(Cmd::GetFields as u8, &[], true, "GET_FIELDS", |payload| {
+        self.sock.request(
+            Cmd::GetFields as u8,
+            &[],
+            true,
+            "GET_FIELDS",
+            &mut |payload| {
                 out.push(decode::field_info(payload)?);
                 Ok(())
-            })?;
+            },
+        )?;
         Ok(out)
     }
 
     /// `GET_GLOBAL`: the global items, `(id, value)` in id order.
     pub fn global(&mut self) -> Result<Vec<(u16, Value)>, Error> {
         let mut out = None;
-        self.sock
-            .request(Cmd::GetGlobal as u8, &[], false, "GET_GLOBAL", |payload| {
+        self.sock.request(
+            Cmd::GetGlobal as u8,
+            &[],
+            false,
+            "GET_GLOBAL",
+            &mut |payload| {
                 out = Some(decode::global(payload)?);
                 Ok(())
-            })?;
+            },
+        )?;
         out.ok_or_else(|| Error::Decode("GET_GLOBAL: no reply".into()))
     }
 
@@ -164,7 +174,7 @@ impl Client {
             &req.attrs(),
             true,
             "GET_TASKS",
-            |payload| {
+            &mut |payload| {
                 f(decode::task(payload)?);
                 Ok(())
             },
@@ -183,7 +193,7 @@ impl Client {
             &req.attrs(),
             true,
             "GET_TASKS",
-            |payload| f(decode::task_view(payload)?),
+            &mut |payload| f(decode::task_view(payload)?),
         )
     }
 
@@ -197,10 +207,11 @@ impl Client {
         dump: bool,
     ) -> Result<usize, Error> {
         let mut n = 0;
-        self.sock.request(cmd, attrs, dump, "raw request", |_| {
-            n += 1;
-            Ok(())
-        })?;
+        self.sock
+            .request(cmd, attrs, dump, "raw request", &mut |_| {
+                n += 1;
+                Ok(())
+            })?;
         Ok(n)
     }
 

@@ -132,7 +132,7 @@ impl GenlSocket {
             &[(CTRL_ATTR_FAMILY_NAME, &name)],
             false,
             what,
-            |attrs| {
+            &mut |attrs| {
                 for a in Attrs::new(attrs, what) {
                     let a = a?;
                     match (a.kind, a.value) {
@@ -164,17 +164,19 @@ impl GenlSocket {
 
     /// Sends `cmd` with `attrs` (a dump when `dump`) and calls `on_payload`
     /// with the attributes of every reply message.
-    pub(crate) fn request<F>(
+    ///
+    /// The callbacks here and below are `dyn`: one copy of the receive
+    /// loop serves the family lookup and every request, where generic ones
+    /// would compile (and a run of `nps` execute) a copy per caller. An
+    /// indirect call per message costs less than that code at every start.
+    pub(crate) fn request(
         &mut self,
         cmd: u8,
         attrs: &[(u16, Vec<u8>)],
         dump: bool,
         name: &'static str,
-        on_payload: F,
-    ) -> Result<(), Error>
-    where
-        F: FnMut(&[u8]) -> Result<(), Error>,
-    {
+        on_payload: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let attrs: Vec<(u16, &[u8])> = attrs.iter().map(|(k, v)| (*k, v.as_slice())).collect();
         self.exchange(
             (cmd, nproc_proto::FAMILY_VERSION),
@@ -188,17 +190,14 @@ impl GenlSocket {
     /// Sends `cmd` at `version` to the resolved family with `attrs` (a
     /// dump when `dump`) and calls `on_payload` with the attributes of
     /// every reply message, which must come from that family.
-    fn exchange<F>(
+    fn exchange(
         &mut self,
         cmd: (u8, u8),
         attrs: &[(u16, &[u8])],
         dump: bool,
         name: &'static str,
-        mut on_payload: F,
-    ) -> Result<(), Error>
-    where
-        F: FnMut(&[u8]) -> Result<(), Error>,
-    {
+        on_payload: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
         let flags = NLM_F_REQUEST | if dump { NLM_F_DUMP } else { 0 };
@@ -206,7 +205,7 @@ impl GenlSocket {
             .ok_or_else(|| Error::Decode(format!("{name}: an attribute too long to send")))?;
         self.sock.send(&tx, 0).map_err(io("send(netlink)"))?;
         let family_id = self.family_id;
-        self.recv_replies(seq, name, |frame| {
+        self.recv_replies(seq, name, &mut |frame| {
             let nl = NetlinkBuffer::new_checked(frame)
                 .map_err(|e| Error::Decode(format!("{name}: {e}")))?;
             if nl.message_type() != family_id {
@@ -226,15 +225,12 @@ impl GenlSocket {
     /// Reads the replies to request `seq` until its end: `NLMSG_DONE` for a
     /// dump, the one reply otherwise (or an `NLMSG_ERROR`). Calls
     /// `on_frame` with each other message, whole.
-    fn recv_replies<F>(
+    fn recv_replies(
         &mut self,
         seq: u32,
         name: &'static str,
-        mut on_frame: F,
-    ) -> Result<(), Error>
-    where
-        F: FnMut(&[u8]) -> Result<(), Error>,
-    {
+        on_frame: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         loop {
             self.buf.clear();
             let n = self
