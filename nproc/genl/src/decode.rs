@@ -117,7 +117,7 @@ fn string_of(v: &[u8], what: &str) -> Result<Vec<u8>, Error> {
 
 /// [`string_of`], borrowing.
 fn str_ref<'a>(v: &'a [u8], what: &str) -> Result<&'a [u8], Error> {
-    match v.iter().position(|&b| b == 0) {
+    match memchr::memchr(0, v) {
         Some(end) => Ok(v.get(..end).unwrap_or_default()),
         None => Err(Error::Decode(format!("{what}: string without NUL"))),
     }

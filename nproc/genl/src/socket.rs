@@ -65,6 +65,10 @@ fn encode_request(
     Some(m)
 }
 
+/// What a request's caller is handed for each reply message: its type and
+/// its payload.
+type OnMessage<'a> = dyn FnMut(u16, &[u8]) -> Result<(), Error> + 'a;
+
 /// A connected generic netlink socket and the resolved family id.
 pub(crate) struct GenlSocket {
     sock: Socket,
@@ -205,16 +209,12 @@ impl GenlSocket {
             .ok_or_else(|| Error::Decode(format!("{name}: an attribute too long to send")))?;
         self.sock.send(&tx, 0).map_err(io("send(netlink)"))?;
         let family_id = self.family_id;
-        self.recv_replies(seq, name, &mut |frame| {
-            let nl = NetlinkBuffer::new_checked(frame)
-                .map_err(|e| Error::Decode(format!("{name}: {e}")))?;
-            if nl.message_type() != family_id {
+        self.recv_replies(seq, name, &mut |kind, payload| {
+            if kind != family_id {
                 return Err(Error::Decode(format!(
-                    "{name}: message of type {} in the reply",
-                    nl.message_type()
+                    "{name}: message of type {kind} in the reply"
                 )));
             }
-            let payload = nl.payload();
             let attrs = payload
                 .get(GENL_HDRLEN..)
                 .ok_or_else(|| Error::Decode(format!("{name}: short genl header")))?;
@@ -224,12 +224,12 @@ impl GenlSocket {
 
     /// Reads the replies to request `seq` until its end: `NLMSG_DONE` for a
     /// dump, the one reply otherwise (or an `NLMSG_ERROR`). Calls
-    /// `on_frame` with each other message, whole.
+    /// `on_message` with the type and the payload of each other message.
     fn recv_replies(
         &mut self,
         seq: u32,
         name: &'static str,
-        on_frame: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+        on_message: &mut OnMessage<'_>,
     ) -> Result<(), Error> {
         loop {
             self.buf.clear();
@@ -244,7 +244,6 @@ impl GenlSocket {
                 let len = nl.length() as usize;
                 // nlmsg_len is checked against the buffer by new_checked;
                 // messages are 4-byte aligned.
-                let frame = rest.get(..len).unwrap_or(rest);
                 rest = rest.get(len.next_multiple_of(4)..).unwrap_or_default();
                 if nl.sequence_number() != seq {
                     continue; // a late answer to an earlier request
@@ -276,7 +275,7 @@ impl GenlSocket {
                         return Err(Error::from_kernel(name, code, msg));
                     }
                     _ => {
-                        on_frame(frame)?;
+                        on_message(nl.message_type(), nl.payload())?;
                         if nl.flags() & netlink_packet_core::NLM_F_MULTIPART == 0 {
                             return Ok(()); // the one reply of a do request
                         }
