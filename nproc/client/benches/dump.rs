@@ -56,7 +56,7 @@ fn put(out: &mut Vec<u8>, id: u16, payload: &[u8]) {
 fn dump(plan: &Plan) -> Vec<Vec<u8>> {
     let want = plan.want();
     let mut fields = want.fields;
-    for id in nproc::netlink::fields::BASE {
+    for id in nproc::netlink::fields::IDENTITY {
         fields.set(*id);
     }
     if want.wchan {

@@ -38,11 +38,15 @@ impl std::fmt::Display for RunError {
 impl std::error::Error for RunError {}
 
 impl Plan {
-    /// What the columns need from the source.
+    /// What the columns and the selection need from the source.
     pub fn want(&self) -> Want {
         let kinds = || self.layout.columns().iter().map(|c| c.kind);
+        let mut fields = crate::netlink::fields::bitmap(kinds());
+        for id in self.selection.fields() {
+            fields.set(*id);
+        }
         Want {
-            fields: crate::netlink::fields::bitmap(kinds()),
+            fields,
             cmdline: kinds().any(|k| k.wants_cmdline()),
             wchan: kinds().any(|k| k.wants_wchan()),
         }

@@ -104,6 +104,19 @@ impl Selection {
         self
     }
 
+    /// The nproc fields [`Selection::wants`] reads besides the tgid: the
+    /// table's (our euid, session leadership, the terminal) and
+    /// `LIBPROC_HIDE_KERNEL`'s parent. `-e` and `ax` need none of them.
+    pub fn fields(&self) -> &'static [u16] {
+        use nproc_proto::field_id as f;
+        match (self.table.is_some(), self.hide_kernel) {
+            (true, true) => &[f::EUID, f::SID, f::TTY_NR, f::PPID],
+            (true, false) => &[f::EUID, f::SID, f::TTY_NR],
+            (false, true) => &[f::PPID],
+            (false, false) => &[],
+        }
+    }
+
     /// want_this_proc().
     pub fn wants(&self, t: &Task) -> bool {
         if self.hide_kernel && (t.ppid == 2 || t.tid == 2) {
@@ -209,6 +222,53 @@ mod tests {
         let s = Selection::new(false, a, true, vec![], || ME).unwrap();
         assert!(s.wants(&task(0, 1, 34817)));
         assert!(!s.wants(&task(0, 1, 0)));
+    }
+
+    /// What `wants` decides must not change when a field it did not ask
+    /// for (`fields`) changes: nps leaves such fields out of the request.
+    #[test]
+    fn the_selection_reads_only_the_fields_it_names() {
+        use nproc_proto::field_id as f;
+        let simple = |bsd_a, bsd_x, unix_a| Simple {
+            bsd_a,
+            bsd_x,
+            unix_a,
+            ..Simple::default()
+        };
+        let selections = [
+            Selection::new(false, Simple::default(), false, vec![], || ME).unwrap(),
+            Selection::new(false, simple(false, true, false), true, vec![], || ME).unwrap(),
+            Selection::new(false, simple(true, true, false), true, vec![], || ME).unwrap(),
+            Selection::new(false, simple(false, false, true), false, vec![], || ME).unwrap(),
+            Selection::new(false, Simple::default(), false, vec![50], || ME).unwrap(),
+        ];
+        for s in selections {
+            for s in [s.clone(), s.hide_kernel_threads(true)] {
+                let named = s.fields();
+                for euid in [0, 1000] {
+                    for (sid, tty, ppid) in [(50, 0, 1), (1, 34816, 2), (50, 34817, 7)] {
+                        let t = task(euid, sid, tty);
+                        let mut t = Task { ppid, ..t };
+                        let want = s.wants(&t);
+                        if !named.contains(&f::EUID) {
+                            t.uid = [77; 4];
+                        }
+                        if !named.contains(&f::SID) {
+                            t.sid = 77;
+                        }
+                        if !named.contains(&f::TTY_NR) {
+                            t.tty_nr = 77;
+                        }
+                        if !named.contains(&f::PPID) {
+                            t.ppid = 2;
+                        }
+                        assert_eq!(s.wants(&t), want, "{s:?} {t:?}");
+                    }
+                }
+            }
+        }
+        let all = Selection::new(true, Simple::default(), false, vec![], || ME).unwrap();
+        assert!(all.fields().is_empty());
     }
 
     #[test]

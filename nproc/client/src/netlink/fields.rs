@@ -5,10 +5,9 @@ use crate::render::Kind;
 use nproc_proto::field_id as f;
 use nproc_proto::FieldBitmap;
 
-/// Fields every record needs whatever the columns: identity and what
-/// `want_this_proc()` selects on (euid, session, tty, and ppid for
-/// `LIBPROC_HIDE_KERNEL`).
-pub const BASE: &[u16] = &[f::TGID, f::PPID, f::SID, f::TTY_NR, f::EUID];
+/// The field every record needs whatever the columns: its identity.
+/// What the selection reads is its own to say (`Selection::fields`).
+pub const IDENTITY: &[u16] = &[f::TGID];
 
 /// The fields column `kind` reads. The match is exhaustive on purpose: a
 /// new column does not compile until it says what it needs.
@@ -67,10 +66,10 @@ pub fn for_kind(kind: Kind) -> &'static [u16] {
     }
 }
 
-/// The bitmap for a run showing `kinds`.
+/// The bitmap for a run showing `kinds`, before the selection's fields.
 pub fn bitmap(kinds: impl IntoIterator<Item = Kind>) -> FieldBitmap {
     let mut b = FieldBitmap::default();
-    for id in BASE {
+    for id in IDENTITY {
         b.set(*id);
     }
     for k in kinds {
@@ -88,18 +87,20 @@ mod tests {
     #[test]
     fn bitmap_holds_only_what_the_columns_read() {
         let b = bitmap([Kind::Tgid, Kind::Wchan, Kind::Comm]);
+        for id in [f::TGID, f::WCHAN, f::COMM] {
+            assert!(b.contains(id), "{id}");
+        }
         for id in [
-            f::TGID,
+            f::CMDLINE,
+            f::UTIME,
+            f::VSIZE,
+            f::STATE,
+            f::TID,
             f::PPID,
             f::SID,
             f::TTY_NR,
             f::EUID,
-            f::WCHAN,
-            f::COMM,
         ] {
-            assert!(b.contains(id), "{id}");
-        }
-        for id in [f::CMDLINE, f::UTIME, f::VSIZE, f::STATE, f::TID] {
             assert!(!b.contains(id), "{id}");
         }
         let b = bitmap([Kind::Args]);

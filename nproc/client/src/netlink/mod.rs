@@ -258,7 +258,7 @@ impl Source for NprocSource {
             Some(p) => p,
             None => self.global()?.page_size,
         };
-        for id in fields::BASE {
+        for id in fields::IDENTITY {
             fields.set(*id);
         }
         if want.cmdline {
