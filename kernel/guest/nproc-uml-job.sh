@@ -77,8 +77,8 @@ if [ -e /sys/kernel/debug/nproc/bench ]; then
 		sleepers="$sleepers $!"
 		i=$((i + 1))
 	done
-	AX=tgid,ppid,sid,tty_nr,euid,tid,state,nice,locked,pgid,tpgid,nr_threads,utime,stime,comm,cmdline
-	EO=tgid,ppid,sid,tty_nr,euid,tid,uid,state,nice,locked,pgid,tpgid,nr_threads,vsize,resident,utime,stime,comm,wchan
+	AX=tgid,sid,tty_nr,tid,state,nice,locked,pgid,tpgid,nr_threads,utime,stime,comm,cmdline
+	EO=tgid,ppid,sid,tid,uid,state,nice,locked,pgid,tpgid,nr_threads,vsize,resident,utime,stime,comm,wchan
 	bench "base fields" processes base
 	bench "base fields, threads" threads base
 	bench "nps ax fields" processes "$AX"
