@@ -268,7 +268,12 @@ fn run(prog: &str, args: &[String], env: &[(&str, &str)]) -> (Vec<u8>, Option<i3
         .env_remove("PS_FORMAT")
         .env_remove("PS_PERSONALITY");
     for (k, v) in env {
-        cmd.env(k, v);
+        // An empty value removes the variable.
+        if v.is_empty() {
+            cmd.env_remove(k);
+        } else {
+            cmd.env(k, v);
+        }
     }
     let out = cmd
         .stdin(Stdio::null())
@@ -380,6 +385,13 @@ fn main() {
     };
     let utf8 = [("LC_ALL", "C.UTF-8")];
     let c = [("LC_ALL", "C")];
+    let no_locale = [
+        ("LC_ALL", ""),
+        ("LC_CTYPE", ""),
+        ("LC_MESSAGES", ""),
+        ("LANG", ""),
+        ("LANGUAGE", ""),
+    ];
     let cases: Vec<Case> = vec![
         ("default", p(&[]), utf8.to_vec()),
         (
@@ -391,6 +403,12 @@ fn main() {
             "bsd columns, C locale",
             p(&["-o", "pid,tname,stat,bsdtime,args"]),
             c.to_vec(),
+        ),
+        (
+            // nps skips setlocale() when it could only pick "C".
+            "bsd columns, no locale variables",
+            p(&["-o", "pid,tname,stat,bsdtime,args"]),
+            no_locale.to_vec(),
         ),
         (
             "benchmark columns",

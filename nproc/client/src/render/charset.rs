@@ -35,6 +35,11 @@ impl Charset {
     pub fn from_environment() -> Charset {
         static CHOSEN: OnceLock<Charset> = OnceLock::new();
         *CHOSEN.get_or_init(|| {
+            if environment_is_c() {
+                // setlocale(LC_ALL, "") would pick "C" for every category,
+                // the locale a process starts in: nothing to load or set.
+                return Charset::Bytes;
+            }
             // SAFETY: the argument is a valid NUL-terminated string; nps calls
             // this from main() before spawning threads, and OnceLock makes the
             // call happen once.
@@ -52,6 +57,36 @@ impl Charset {
             }
         })
     }
+}
+
+/// The variables glibc's `setlocale(LC_ALL, "")` consults
+/// (locale/findlocale.c `_nl_find_locale()`): `LC_ALL`, then each
+/// category's own, then `LANG`.
+const LOCALE_VARIABLES: [&str; 14] = [
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "LC_COLLATE",
+    "LC_MONETARY",
+    "LC_MESSAGES",
+    "LC_PAPER",
+    "LC_NAME",
+    "LC_ADDRESS",
+    "LC_TELEPHONE",
+    "LC_MEASUREMENT",
+    "LC_IDENTIFICATION",
+    "LANG",
+];
+
+/// True when `setlocale(LC_ALL, "")` can only choose the "C" locale: every
+/// variable it reads is unset, empty, "C" or "POSIX" (glibc maps the last
+/// three to "C" too). The conservative reading: one other value anywhere
+/// and the call is made.
+fn environment_is_c() -> bool {
+    LOCALE_VARIABLES
+        .iter()
+        .all(|v| std::env::var_os(v).is_none_or(|x| x.is_empty() || x == "C" || x == "POSIX"))
 }
 
 /// glibc's `iswprint()` for a decoded character.
