@@ -50,7 +50,13 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
     // SAFETY: signal() with SIG_IGN has no preconditions; no other
     // thread exists yet to race on the disposition.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    let status = nps();
+    exit(nps())
+}
+
+/// Flushes standard output and ends the process with `status`, without
+/// returning: a listing's plan, source and buffers are left for the kernel
+/// to reclaim with the address space rather than freed one by one.
+fn exit(status: u8) -> ! {
     // A failed flush of what is left (a closed pipe) changes nothing: ps
     // exits with the status its listing earned.
     let _ = std::io::Write::flush(&mut std::io::stdout());
@@ -123,14 +129,16 @@ fn nps() -> u8 {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match plan.run(source.as_mut(), &mut ctx, &mut out) {
+    let status = match plan.run(source.as_mut(), &mut ctx, &mut out) {
         Ok(true) => SUCCESS,
         Ok(false) => FAILURE,
         // ps exits 0 on SIGPIPE ("ps | head").
         Err(nproc::ps::RunError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => SUCCESS,
         Err(nproc::ps::RunError::Source(e)) => source_failed(&e),
         Err(e) => fail(&e),
-    }
+    };
+    drop(out);
+    exit(status)
 }
 
 /// A source error, with the way out when the kernel has no nproc.
