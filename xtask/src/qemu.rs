@@ -25,6 +25,17 @@ pub struct Boot {
     pub guest_exit: Option<i32>,
 }
 
+/// `$KFAST_QEMU_EXTRA`, split at whitespace: arguments added to every boot,
+/// for probes, e.g. `-d in_asm -D FILE -dfilter LO..HI` to log the blocks
+/// TCG translates in an address range (README, "nproc benchmark").
+fn extra_args() -> Vec<String> {
+    std::env::var("KFAST_QEMU_EXTRA")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
 /// Boot `kernel` with `initrd`; logs go into `dir`, emptied first so that
 /// no earlier run's logs are read as this one's.
 pub fn boot(
@@ -53,6 +64,7 @@ pub fn boot(
         .args(["-append", &append])
         .args(["-nographic", "-no-reboot", "-monitor", "none"])
         .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
+        .args(extra_args())
         .arg("-serial")
         .arg(format!("file:{}", console.display()))
         .arg("-serial")
