@@ -18,6 +18,8 @@
 //!   KUnit, in-kernel benchmark, module cycles, the mirror suite.
 //! - `nproc-bench`: issue 12's benchmark on that kernel in QEMU TCG
 //!   (`/bin/ps` vs `nps`, /proc vs nproc, ~5,000 tasks, `--dumps N`).
+//! - `tcg-blocks`: QEMU TCG's blocks translated or executed per function,
+//!   from its `in_asm` or `exec` log.
 //!
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
@@ -44,6 +46,7 @@ mod seed;
 mod setup;
 mod shim_compare;
 mod shim_test;
+mod tcg_blocks;
 mod uml;
 mod uml_test;
 mod wchan_check;
@@ -118,6 +121,9 @@ enum Cmd {
     /// Issue 12's benchmark on the patched kernel in QEMU TCG: /bin/ps vs
     /// nps, /proc vs nproc, ~5,000 tasks, N interleaved rounds of one dump each.
     NprocBench(nproc_bench::Options),
+    /// QEMU TCG's blocks translated or executed per function, from a
+    /// `-d in_asm` or `-d exec,nochain` log (KFAST_QEMU_EXTRA).
+    TcgBlocks(tcg_blocks::Options),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -152,6 +158,7 @@ fn main() -> ExitCode {
         Cmd::FastUmlTest(o) => fast_uml::run(&o),
         Cmd::NprocUmlTest(o) => nproc_uml::run(&o),
         Cmd::NprocBench(o) => nproc_bench::run(&o),
+        Cmd::TcgBlocks(o) => tcg_blocks::run(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
