@@ -128,10 +128,10 @@ impl GenlSocket {
         let mut name = Vec::with_capacity(family.len() + 1);
         name.extend_from_slice(family.as_bytes());
         name.push(0);
-        self.family_id = GENL_ID_CTRL;
         let (mut id, mut version) = (None, 0);
         let what = "CTRL_CMD_GETFAMILY";
         self.exchange(
+            GENL_ID_CTRL,
             (CTRL_CMD_GETFAMILY, CTRL_VERSION),
             &[(CTRL_ATTR_FAMILY_NAME, &name)],
             false,
@@ -183,6 +183,7 @@ impl GenlSocket {
     ) -> Result<(), Error> {
         let attrs: Vec<(u16, &[u8])> = attrs.iter().map(|(k, v)| (*k, v.as_slice())).collect();
         self.exchange(
+            self.family_id,
             (cmd, nproc_proto::FAMILY_VERSION),
             &attrs,
             dump,
@@ -191,11 +192,12 @@ impl GenlSocket {
         )
     }
 
-    /// Sends `cmd` at `version` to the resolved family with `attrs` (a
-    /// dump when `dump`) and calls `on_payload` with the attributes of
-    /// every reply message, which must come from that family.
+    /// Sends `cmd` at `version` to `family` with `attrs` (a dump when
+    /// `dump`) and calls `on_payload` with the attributes of every reply
+    /// message, which must come from that family.
     fn exchange(
         &mut self,
+        family: u16,
         cmd: (u8, u8),
         attrs: &[(u16, &[u8])],
         dump: bool,
@@ -205,12 +207,11 @@ impl GenlSocket {
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
         let flags = NLM_F_REQUEST | if dump { NLM_F_DUMP } else { 0 };
-        let tx = encode_request(self.family_id, flags, seq, cmd, attrs)
+        let tx = encode_request(family, flags, seq, cmd, attrs)
             .ok_or_else(|| Error::Decode(format!("{name}: an attribute too long to send")))?;
         self.sock.send(&tx, 0).map_err(io("send(netlink)"))?;
-        let family_id = self.family_id;
         self.recv_replies(seq, name, &mut |kind, payload| {
-            if kind != family_id {
+            if kind != family {
                 return Err(Error::Decode(format!(
                     "{name}: message of type {kind} in the reply"
                 )));
