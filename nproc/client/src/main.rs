@@ -65,7 +65,8 @@ fn exit(status: u8) -> ! {
     unsafe { libc::_exit(libc::c_int::from(status)) }
 }
 
-/// Runs `nps` and returns its exit status.
+/// Runs `nps`: a listing's end exits the process (see [`exit`]); anything
+/// that ends earlier (help, an error) returns its exit status.
 fn nps() -> u8 {
     let args = match Command::from_env() {
         Ok(Command::Run(args)) => args,
