@@ -269,6 +269,112 @@ impl<'a> TaskView<'a> {
     }
 }
 
+impl<'a> TaskView<'a> {
+    /// Calls `f` with every attribute's id and raw value, in the order the
+    /// kernel sent them, padding skipped; stops at the first malformed
+    /// attribute or at `f`'s first error, which is the result. For a
+    /// consumer that knows which fields it asked for and reads each with
+    /// [`task_number`] or [`task_string`], whose widths the table fixes at
+    /// compile time: one dispatch per value instead of [`TaskView::for_each`]'s
+    /// lookup, type dispatch and the consumer's own. Only the values read
+    /// are checked.
+    pub fn for_each_raw(
+        &self,
+        mut f: impl FnMut(u16, &'a [u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        for a in Attrs::new(self.attrs, "GET_TASKS task") {
+            let Attr { kind: id, value } = a?;
+            if id != 0 {
+                f(id, value)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The table entry of task field `id`, for compile-time checks.
+const fn task_desc(id: u16) -> &'static FieldDesc {
+    let d = &nproc_proto::TASK_FIELDS[id as usize - 1];
+    assert!(d.id == id, "the task field table is not indexed by id - 1");
+    d
+}
+
+/// A value of the wrong width for task field `id`, as [`value_ref`] words
+/// it.
+#[cold]
+#[inline(never)]
+fn bad_width(id: u16, len: usize) -> Error {
+    match task_field(id) {
+        Some(d) => Error::Decode(format!(
+            "field {} ({}): {} bytes for a {}",
+            d.name,
+            d.id,
+            len,
+            d.ty.name()
+        )),
+        None => Error::Decode(format!("field {id}: {len} bytes")),
+    }
+}
+
+/// The number of task field `ID` in `v`, by the table's type for it, known
+/// when compiling (a field that is not a number does not compile): a u32
+/// or s32 as its 32 bits, zero-extended (as [`ValueRef::as_u64`] gives
+/// them), a u64 as it is. An error naming the field when `v` has another
+/// width.
+///
+/// ```compile_fail
+/// // comm is a string: no number to read.
+/// let _ = nproc_genl::task_number::<{ nproc_proto::field_id::COMM }>(&[]);
+/// ```
+#[inline(always)]
+pub fn task_number<const ID: u16>(v: &[u8]) -> Result<u64, Error> {
+    let wide = const {
+        match task_desc(ID).ty {
+            FieldType::U32 | FieldType::S32 => false,
+            FieldType::U64 => true,
+            FieldType::String | FieldType::Bytes => panic!("not a number field"),
+        }
+    };
+    if wide {
+        match <[u8; 8]>::try_from(v) {
+            Ok(b) => Ok(u64::from_ne_bytes(b)),
+            Err(_) => Err(bad_width(ID, v.len())),
+        }
+    } else {
+        match <[u8; 4]>::try_from(v) {
+            Ok(b) => Ok(u64::from(u32::from_ne_bytes(b))),
+            Err(_) => Err(bad_width(ID, v.len())),
+        }
+    }
+}
+
+/// The string of task field `ID` in `v` (the bytes before its NUL); a
+/// field that is not a string does not compile. An error naming the field
+/// when `v` has no NUL.
+#[inline(always)]
+pub fn task_string<const ID: u16>(v: &[u8]) -> Result<&[u8], Error> {
+    const {
+        assert!(
+            matches!(task_desc(ID).ty, FieldType::String),
+            "not a string field"
+        )
+    };
+    str_ref(v, task_desc(ID).name)
+}
+
+/// The bytes of task field `ID` in `v`, as they lie; a field that is not
+/// bytes does not compile.
+#[inline(always)]
+pub fn task_bytes<const ID: u16>(v: &[u8]) -> &[u8] {
+    const {
+        assert!(
+            matches!(task_desc(ID).ty, FieldType::Bytes),
+            "not a bytes field"
+        )
+    };
+    v
+}
+
 /// The view of one `GET_TASKS` message.
 pub(crate) fn task_view(payload: &[u8]) -> Result<TaskView<'_>, Error> {
     Ok(TaskView {

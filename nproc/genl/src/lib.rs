@@ -50,7 +50,10 @@ mod decode;
 mod error;
 mod socket;
 
-pub use decode::{extack_message, FieldInfo, Record, TaskView, Value, ValueRef};
+pub use decode::{
+    extack_message, task_bytes, task_number, task_string, FieldInfo, Record, TaskView, Value,
+    ValueRef,
+};
 pub use error::Error;
 
 use nproc_proto::{attr, task_field_by_name, Cmd, FieldBitmap, Scope};

@@ -189,3 +189,69 @@ fn a_view_borrows_what_a_record_copies() {
     let e = task_view(&bad).unwrap().for_each(|_, _| {}).unwrap_err();
     assert!(e.to_string().contains("without NUL"), "{e}");
 }
+
+/// The raw walk with the table-typed readers gives what the typed walk
+/// gives, and the same errors.
+#[test]
+fn raw_walk_and_typed_readers_agree_with_the_typed_walk() {
+    let body = [
+        nla(field_id::TGID, &42u32.to_ne_bytes()),
+        nla(field_id::COMM, b"kworker/0:1\0"),
+        nla(field_id::NICE, &(-5i32).to_ne_bytes()),
+        nla(0, &[]),
+        nla(field_id::VSIZE, &(1u64 << 40).to_ne_bytes()),
+        nla(field_id::WCHAN, b"0\0"),
+    ];
+    let nest = body.concat();
+    let view = TaskView::from_nest(&nest);
+    let mut typed = Vec::new();
+    view.for_each(|id, v| typed.push((id, v))).unwrap();
+    let mut raw = Vec::new();
+    view.for_each_raw(|id, v| {
+        raw.push(match id {
+            field_id::TGID => (
+                id,
+                ValueRef::U32(task_number::<{ field_id::TGID }>(v)? as u32),
+            ),
+            field_id::NICE => (
+                id,
+                ValueRef::S32(task_number::<{ field_id::NICE }>(v)? as u32 as i32),
+            ),
+            field_id::VSIZE => (id, ValueRef::U64(task_number::<{ field_id::VSIZE }>(v)?)),
+            field_id::COMM => (id, ValueRef::Str(task_string::<{ field_id::COMM }>(v)?)),
+            field_id::WCHAN => (id, ValueRef::Str(task_string::<{ field_id::WCHAN }>(v)?)),
+            _ => unreachable!("{id}"),
+        });
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(raw, typed);
+
+    let short = nla(field_id::VSIZE, &7u32.to_ne_bytes());
+    let e = TaskView::from_nest(&short)
+        .for_each_raw(|_, v| task_number::<{ field_id::VSIZE }>(v).map(drop))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("field vsize (") && e.contains("4 bytes for a u64"),
+        "{e}"
+    );
+    let long = nla(field_id::TGID, &7u64.to_ne_bytes());
+    let e = TaskView::from_nest(&long)
+        .for_each_raw(|_, v| task_number::<{ field_id::TGID }>(v).map(drop))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("8 bytes for a u32"), "{e}");
+    let no_nul = nla(field_id::COMM, b"abc");
+    let e = TaskView::from_nest(&no_nul)
+        .for_each_raw(|_, v| task_string::<{ field_id::COMM }>(v).map(drop))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("without NUL"), "{e}");
+    // A malformed attribute ends the walk with its error.
+    let mut bad = nla(field_id::TGID, &1u32.to_ne_bytes());
+    bad.extend([2, 0, 5, 0]);
+    assert!(TaskView::from_nest(&bad)
+        .for_each_raw(|_, _| Ok(()))
+        .is_err());
+}
