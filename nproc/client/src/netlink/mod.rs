@@ -25,7 +25,7 @@ pub mod list;
 
 use crate::source::{Scope, Source, SourceError, Want};
 use crate::task::{Global, Task, Wchan};
-use nproc_genl::{Client, TaskRequest, TaskView, ValueRef};
+use nproc_genl::{task_bytes, task_number, task_string, Client, TaskRequest, TaskView};
 use nproc_proto::{field_id as f, global_id as g, FieldBitmap, CMDLINE_MAX};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -85,10 +85,12 @@ impl NprocSource {
 /// Makes `t` the [`Task`] of one `GET_TASKS` message (fields not asked
 /// for as [`Task::empty`] has them), decoded in place: one dump carries
 /// thousands of tasks, so no owned [`nproc_genl::Record`] is built in
-/// between, and `t`'s string buffers are reused from task to task. Every
-/// value was checked against `nproc_proto`'s table (its type and size) by
-/// the decoder, the table the kernel itself compiles in; a malformed
-/// message is the error.
+/// between, and `t`'s string buffers are reused from task to task. Each
+/// value is read as `nproc_proto`'s table types it, the table the kernel
+/// itself compiles in, fixed when compiling ([`task_number`],
+/// [`task_string`]): one dispatch on the id per value. A value of another
+/// size, or a malformed message, is the error; ids nps does not read are
+/// passed over.
 pub fn fill_task(
     view: &TaskView<'_>,
     page_size: u64,
@@ -106,76 +108,81 @@ pub fn fill_task(
         ..Task::empty(0, 0)
     };
     let (mut tid, mut resident, mut locked) = (None, 0, 0);
-    view.for_each(|id, v| {
-        let n = v.as_u64().unwrap_or(0);
-        // S32 values widen as their two's complement; U32 ones (tids) fit.
-        let s = n as u32 as i32;
+    // The number of field `$id`, and the same as the i32 a u32 or s32
+    // field's 32 bits make (signed values travel as two's complement).
+    macro_rules! n {
+        ($id:expr, $v:expr) => {
+            task_number::<{ $id }>($v)?
+        };
+    }
+    macro_rules! s {
+        ($id:expr, $v:expr) => {
+            task_number::<{ $id }>($v)? as u32 as i32
+        };
+    }
+    view.for_each_raw(|id, v| {
         match id {
-            f::TGID => t.tgid = s,
-            f::TID => tid = Some(s),
-            f::PPID => t.ppid = s,
-            f::PGID => t.pgid = s,
-            f::SID => t.sid = s,
-            f::TTY_NR => t.tty_nr = s,
-            f::TPGID => t.tpgid = s,
-            f::UID => t.uid[0] = n as u32,
-            f::EUID => t.uid[1] = n as u32,
-            f::SUID => t.uid[2] = n as u32,
-            f::FSUID => t.uid[3] = n as u32,
-            f::GID => t.gid[0] = n as u32,
-            f::EGID => t.gid[1] = n as u32,
-            f::SGID => t.gid[2] = n as u32,
-            f::FSGID => t.gid[3] = n as u32,
-            f::STATE => t.state = n as u8,
-            f::FLAGS => t.flags = n,
+            f::TGID => t.tgid = s!(f::TGID, v),
+            f::TID => tid = Some(s!(f::TID, v)),
+            f::PPID => t.ppid = s!(f::PPID, v),
+            f::PGID => t.pgid = s!(f::PGID, v),
+            f::SID => t.sid = s!(f::SID, v),
+            f::TTY_NR => t.tty_nr = s!(f::TTY_NR, v),
+            f::TPGID => t.tpgid = s!(f::TPGID, v),
+            f::UID => t.uid[0] = n!(f::UID, v) as u32,
+            f::EUID => t.uid[1] = n!(f::EUID, v) as u32,
+            f::SUID => t.uid[2] = n!(f::SUID, v) as u32,
+            f::FSUID => t.uid[3] = n!(f::FSUID, v) as u32,
+            f::GID => t.gid[0] = n!(f::GID, v) as u32,
+            f::EGID => t.gid[1] = n!(f::EGID, v) as u32,
+            f::SGID => t.gid[2] = n!(f::SGID, v) as u32,
+            f::FSGID => t.gid[3] = n!(f::FSGID, v) as u32,
+            f::STATE => t.state = n!(f::STATE, v) as u8,
+            f::FLAGS => t.flags = n!(f::FLAGS, v),
             f::COMM => {
-                if let ValueRef::Str(c) = v {
-                    // The last one counts, should a message repeat it.
-                    t.comm.clear();
-                    t.comm.extend_from_slice(c);
-                }
+                // The last one counts, should a message repeat it.
+                let c = task_string::<{ f::COMM }>(v)?;
+                t.comm.clear();
+                t.comm.extend_from_slice(c);
             }
-            f::NICE => t.nice = s,
-            f::PRIORITY => t.priority = s,
-            f::RT_PRIORITY => t.rt_priority = n as u32,
-            f::POLICY => t.policy = n as u32,
-            f::NR_THREADS => t.nlwp = s,
-            f::VSIZE => t.vsize = n,
-            f::RSS => t.rss = n,
-            f::MIN_FLT => t.min_flt = n,
-            f::MAJ_FLT => t.maj_flt = n,
-            f::UTIME => t.utime = n,
-            f::STIME => t.stime = n,
-            f::CUTIME => t.cutime = n,
-            f::CSTIME => t.cstime = n,
-            f::START_TIME => t.start_time = n,
-            f::RESIDENT => resident = n,
-            f::LOCKED => locked = n,
-            f::PROCESSOR => t.processor = s,
-            // The decoder typed both by the table: a string, bytes.
+            f::NICE => t.nice = s!(f::NICE, v),
+            f::PRIORITY => t.priority = s!(f::PRIORITY, v),
+            f::RT_PRIORITY => t.rt_priority = n!(f::RT_PRIORITY, v) as u32,
+            f::POLICY => t.policy = n!(f::POLICY, v) as u32,
+            f::NR_THREADS => t.nlwp = s!(f::NR_THREADS, v),
+            f::VSIZE => t.vsize = n!(f::VSIZE, v),
+            f::RSS => t.rss = n!(f::RSS, v),
+            f::MIN_FLT => t.min_flt = n!(f::MIN_FLT, v),
+            f::MAJ_FLT => t.maj_flt = n!(f::MAJ_FLT, v),
+            f::UTIME => t.utime = n!(f::UTIME, v),
+            f::STIME => t.stime = n!(f::STIME, v),
+            f::CUTIME => t.cutime = n!(f::CUTIME, v),
+            f::CSTIME => t.cstime = n!(f::CSTIME, v),
+            f::START_TIME => t.start_time = n!(f::START_TIME, v),
+            f::RESIDENT => resident = n!(f::RESIDENT, v),
+            f::LOCKED => locked = n!(f::LOCKED, v),
+            f::PROCESSOR => t.processor = s!(f::PROCESSOR, v),
             f::WCHAN => {
-                if let ValueRef::Str(w) = v {
-                    // proc_pid_wchan() prints nothing else for "no symbol".
-                    t.wchan = match w {
-                        b"0" => Wchan::Zero,
-                        _ => {
-                            wchan.clear();
-                            wchan.extend_from_slice(w);
-                            Wchan::Symbol(std::mem::take(&mut wchan))
-                        }
-                    };
-                }
+                let w = task_string::<{ f::WCHAN }>(v)?;
+                // proc_pid_wchan() prints nothing else for "no symbol".
+                t.wchan = match w {
+                    b"0" => Wchan::Zero,
+                    _ => {
+                        wchan.clear();
+                        wchan.extend_from_slice(w);
+                        Wchan::Symbol(std::mem::take(&mut wchan))
+                    }
+                };
             }
             f::CMDLINE => {
-                if let ValueRef::Bytes(b) = v {
-                    cmdline.clear();
-                    cmdline.extend_from_slice(b);
-                    t.cmdline = Some(std::mem::take(&mut cmdline));
-                }
+                cmdline.clear();
+                cmdline.extend_from_slice(task_bytes::<{ f::CMDLINE }>(v));
+                t.cmdline = Some(std::mem::take(&mut cmdline));
             }
             // What ps does not show, and ids of a newer kernel.
             _ => {}
         }
+        Ok(())
     })?;
     t.tid = tid.unwrap_or(t.tgid);
     if let Some(b) = t.cmdline.take_if(|b| b.len() >= CMDLINE_MAX) {
