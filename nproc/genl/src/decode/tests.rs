@@ -19,17 +19,22 @@ fn nested(kind: u16, attrs: &[Vec<u8>]) -> Vec<u8> {
     nla(kind, &attrs.concat())
 }
 
-#[test]
-fn task_record_with_padding_and_string() {
-    let body = [
+/// A task's attributes of each type, with the pad attribute
+/// nla_put_u64_64bit() may add.
+fn sample_task() -> [Vec<u8>; 6] {
+    [
         nla(field_id::TGID, &42u32.to_ne_bytes()),
         nla(field_id::COMM, b"kworker/0:1\0"),
         nla(field_id::NICE, &(-5i32).to_ne_bytes()),
-        nla(0, &[]), // the pad nla_put_u64_64bit() may add
+        nla(0, &[]),
         nla(field_id::VSIZE, &(1u64 << 40).to_ne_bytes()),
         nla(field_id::WCHAN, b"0\0"),
-    ];
-    let msg = nested(attr::TASK, &body);
+    ]
+}
+
+#[test]
+fn task_record_with_padding_and_string() {
+    let msg = nested(attr::TASK, &sample_task());
     let r = task(&msg).unwrap();
     assert_eq!(r.get(field_id::TGID), Some(&Value::U32(42)));
     assert_eq!(
@@ -194,15 +199,7 @@ fn a_view_borrows_what_a_record_copies() {
 /// gives, and the same errors.
 #[test]
 fn raw_walk_and_typed_readers_agree_with_the_typed_walk() {
-    let body = [
-        nla(field_id::TGID, &42u32.to_ne_bytes()),
-        nla(field_id::COMM, b"kworker/0:1\0"),
-        nla(field_id::NICE, &(-5i32).to_ne_bytes()),
-        nla(0, &[]),
-        nla(field_id::VSIZE, &(1u64 << 40).to_ne_bytes()),
-        nla(field_id::WCHAN, b"0\0"),
-    ];
-    let nest = body.concat();
+    let nest = sample_task().concat();
     let view = TaskView::from_nest(&nest);
     let mut typed = Vec::new();
     view.for_each(|id, v| typed.push((id, v))).unwrap();
