@@ -108,8 +108,10 @@ pub fn fill_task(
         ..Task::empty(0, 0)
     };
     let (mut tid, mut resident, mut locked) = (None, 0, 0);
-    // The number of field `$id`, and the same as the i32 a u32 or s32
-    // field's 32 bits make (signed values travel as two's complement).
+    // n!: the number of field `$id` in `$v`; s!: the same as an i32 (a
+    // u32 or s32 field's 32 bits; signed values travel as two's
+    // complement). The id only fixes the width checked and the name an
+    // error gives.
     macro_rules! n {
         ($id:expr, $v:expr) => {
             task_number::<{ $id }>($v)?
