@@ -172,18 +172,23 @@ impl ValueRef<'_> {
     }
 }
 
+/// A value of `len` bytes for the field `d`, whose type has another width.
+#[cold]
+#[inline(never)]
+fn width_error(d: &FieldDesc, len: usize) -> Error {
+    Error::Decode(format!(
+        "field {} ({}): {} bytes for a {}",
+        d.name,
+        d.id,
+        len,
+        d.ty.name()
+    ))
+}
+
 /// [`value`], borrowing.
 #[inline]
 fn value_ref<'a>(d: &FieldDesc, v: &'a [u8]) -> Result<ValueRef<'a>, Error> {
-    let bad = || {
-        Error::Decode(format!(
-            "field {} ({}): {} bytes for a {}",
-            d.name,
-            d.id,
-            v.len(),
-            d.ty.name()
-        ))
-    };
+    let bad = || width_error(d, v.len());
     Ok(match d.ty {
         FieldType::U32 => ValueRef::U32(
             <[u8; 4]>::try_from(v)
@@ -267,9 +272,7 @@ impl<'a> TaskView<'a> {
         }
         Ok(())
     }
-}
 
-impl<'a> TaskView<'a> {
     /// Calls `f` with every attribute's id and raw value, in the order the
     /// kernel sent them, padding skipped; stops at the first malformed
     /// attribute or at `f`'s first error, which is the result. For a
@@ -299,21 +302,12 @@ const fn task_desc(id: u16) -> &'static FieldDesc {
     d
 }
 
-/// A value of the wrong width for task field `id`, as [`value_ref`] words
-/// it.
+/// [`width_error`] for task field `ID` (which [`task_desc`] checked when
+/// compiling).
 #[cold]
 #[inline(never)]
-fn bad_width(id: u16, len: usize) -> Error {
-    match task_field(id) {
-        Some(d) => Error::Decode(format!(
-            "field {} ({}): {} bytes for a {}",
-            d.name,
-            d.id,
-            len,
-            d.ty.name()
-        )),
-        None => Error::Decode(format!("field {id}: {len} bytes")),
-    }
+fn bad_width<const ID: u16>(len: usize) -> Error {
+    width_error(const { task_desc(ID) }, len)
 }
 
 /// The number of task field `ID` in `v`, by the table's type for it, known
@@ -338,12 +332,12 @@ pub fn task_number<const ID: u16>(v: &[u8]) -> Result<u64, Error> {
     if wide {
         match <[u8; 8]>::try_from(v) {
             Ok(b) => Ok(u64::from_ne_bytes(b)),
-            Err(_) => Err(bad_width(ID, v.len())),
+            Err(_) => Err(bad_width::<ID>(v.len())),
         }
     } else {
         match <[u8; 4]>::try_from(v) {
             Ok(b) => Ok(u64::from(u32::from_ne_bytes(b))),
-            Err(_) => Err(bad_width(ID, v.len())),
+            Err(_) => Err(bad_width::<ID>(v.len())),
         }
     }
 }
