@@ -123,7 +123,10 @@ fn symbols(path: &PathBuf) -> Result<Vec<(u64, String)>> {
         .filter_map(|l| {
             let mut f = l.splitn(3, ' ');
             let (a, t, n) = (f.next()?, f.next()?, f.next()?);
-            matches!(t, "t" | "T" | "w" | "W").then(|| Some((hex(a)?, n.to_string())))?
+            if !matches!(t, "t" | "T" | "w" | "W") {
+                return None;
+            }
+            Some((hex(a)?, n.to_string()))
         })
         .collect();
     syms.sort();
