@@ -297,9 +297,10 @@ impl<'a> TaskView<'a> {
 
 /// The table entry of task field `id`, for compile-time checks.
 const fn task_desc(id: u16) -> &'static FieldDesc {
-    let d = &nproc_proto::TASK_FIELDS[id as usize - 1];
-    assert!(d.id == id, "the task field table is not indexed by id - 1");
-    d
+    match nproc_proto::task_field(id) {
+        Some(d) => d,
+        None => panic!("no task field has this id"),
+    }
 }
 
 /// [`width_error`] for task field `ID` (which [`task_desc`] checked when

@@ -352,23 +352,32 @@ pub const BITMAP_WORDS_MAX: usize = 8;
 // The kernel accepts every bitmap this crate builds.
 const _: () = assert!(BITMAP_WORDS <= BITMAP_WORDS_MAX);
 
-/// The task field with this id.
+/// The task field with this id. A `const fn`, so that a decoder can fix a
+/// field's entry when compiling.
 #[inline]
-pub fn task_field(id: u16) -> Option<&'static FieldDesc> {
+pub const fn task_field(id: u16) -> Option<&'static FieldDesc> {
     find(&TASK_FIELDS, id)
 }
 
 /// The global item with this id.
-pub fn global_item(id: u16) -> Option<&'static FieldDesc> {
+pub const fn global_item(id: u16) -> Option<&'static FieldDesc> {
     find(&GLOBAL_ITEMS, id)
 }
 
-/// Ids are dense from 1, so the table index is `id - 1`; the check keeps a
-/// corrupt or future id from indexing out of bounds.
+/// Ids are dense from 1, so the table index is `id - 1`; the checks keep a
+/// corrupt or future id from indexing out of bounds, and a table out of
+/// id order from answering for the wrong id.
 #[inline]
-fn find(table: &'static [FieldDesc], id: u16) -> Option<&'static FieldDesc> {
-    let i = usize::from(id.checked_sub(1)?);
-    table.get(i).filter(|d| d.id == id)
+const fn find(table: &'static [FieldDesc], id: u16) -> Option<&'static FieldDesc> {
+    let Some(i) = id.checked_sub(1) else {
+        return None;
+    };
+    let i = i as usize;
+    if i < table.len() && table[i].id == id {
+        Some(&table[i])
+    } else {
+        None
+    }
 }
 
 /// The task field named `name`.
