@@ -11,7 +11,10 @@
 //!
 //! In one boot, with about 5,000 tasks (processes and threads sleeping in
 //! core code, `ksym_many`'s kthreads sleeping in a module): parity of
-//! `nps` with `/bin/ps` on a stable snapshot, then N rounds, each a full
+//! `nps` with `/bin/ps` on a stable snapshot, `nproc-guest parity` (every
+//! field of every task against /proc, processes and threads: this kernel
+//! puts numbers in runs, which the UML suites' kernel does not), then N
+//! rounds, each a full
 //! dump to /dev/null of `/bin/ps ax`, `nps ax`, `/bin/ps -eo COLS`, `nps
 //! -eo COLS`, and the raw collections (`nproc-dump --count` of stat's
 //! fields + wchan, a reader of every `/proc/PID/stat` + `wchan`), and
@@ -177,6 +180,8 @@ struct Results {
     processes: u64,
     source: String,
     parity: Vec<String>,
+    /// The scopes whose `nproc-guest parity` passed.
+    field_parity: Vec<String>,
     rows: Vec<(String, Row)>,
     verdict: Option<String>,
 }
@@ -201,6 +206,7 @@ fn parse(result: &str) -> Results {
             }
             ["nps-source", ..] => r.source = w[1..].join(" "),
             ["parity", name, "identical", ..] => r.parity.push(name.to_string()),
+            ["field-parity", scope, "rc", "0:", ..] => r.field_parity.push(scope.to_string()),
             ["time", label, ..] if w.len() == 6 => {
                 // One line per round: the rounds add up.
                 if let (Some(d), Some(wall), Some(u), Some(s)) = (n(2), n(3), n(4), n(5)) {
@@ -246,6 +252,11 @@ fn check(r: &Results, dumps: u32) -> Vec<String> {
     for p in ["ax", "eo"] {
         if !r.parity.iter().any(|x| x == p) {
             bad.push(format!("no identical `{p}` parity line"));
+        }
+    }
+    for scope in ["processes", "threads"] {
+        if !r.field_parity.iter().any(|x| x == scope) {
+            bad.push(format!("no passing field parity line for the {scope} scope"));
         }
     }
     for (label, _) in COMMANDS {
@@ -374,6 +385,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     let helper = initramfs::build_static("xtask", "kfast-nproc-guest")?;
     let nps = initramfs::build_static("nproc", "nps")?;
     let dump = initramfs::build_static_example("nproc-genl", "nproc-dump")?;
+    let guest = initramfs::build_static("nproc-guest", "nproc-guest")?;
     let initrd = initramfs::pack_with(
         &initramfs::Spec {
             init: "kernel/guest/nproc-bench-init.sh",
@@ -383,6 +395,7 @@ pub fn run(opts: &Options) -> Result<u8> {
                 ("kfast-nproc-guest", &helper),
                 ("nps", &nps),
                 ("nproc-dump", &dump),
+                ("nproc-guest", &guest),
             ],
             modules: &kos,
             out: "nproc-bench-initramfs.cpio",
@@ -440,6 +453,8 @@ mod tests {
     const GOOD: &str = "population 5001 tasks 3990 processes\n\
         nps-source nproc (the default)\n\
         parity ax identical 3990 lines (try 1)\nparity eo identical 3990 lines (try 1)\n\
+        field-parity processes rc 0: parity-processes: PASS 3989 tasks x 44 fields\n\
+        field-parity threads rc 0: parity-threads: PASS 4989 tasks x 44 fields\n\
         time ps-ax 2 20000000 4000000 12000000\ntime nps-ax 2 8000000 2000000 5000000\n\
         time ps-eo 2 22000000 4000000 14000000\ntime nps-eo 2 9000000 2000000 6000000\n\
         time proc-raw 2 6000000 100000 5000000\ntime nproc-raw 2 1000000 200000 700000\n\
@@ -512,6 +527,16 @@ mod tests {
         assert_eq!(check(&parse(&bad), 2), ["nps-eo@fixed: no numbers"]);
         let bad = GOOD.replace("parity eo identical", "parity eo DIFFERS");
         assert_eq!(check(&parse(&bad), 2).len(), 1);
+        let bad = GOOD.replace("threads rc 0:", "threads rc 1:");
+        assert_eq!(
+            check(&parse(&bad), 2),
+            ["no passing field parity line for the threads scope"]
+        );
+        let bad = GOOD.replace("field-parity processes", "# field-parity processes");
+        assert_eq!(
+            check(&parse(&bad), 2),
+            ["no passing field parity line for the processes scope"]
+        );
         let bad = GOOD.replace("count alloc nproc-raw 400\n", "");
         assert_eq!(check(&parse(&bad), 2).len(), 1);
         let bad = GOOD.replace("KFAST-VERDICT ok", "KFAST-VERDICT time nps-ax");
