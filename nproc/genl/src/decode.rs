@@ -354,7 +354,7 @@ pub fn task_string<const ID: u16>(v: &[u8]) -> Result<&[u8], Error> {
             "not a string field"
         )
     };
-    str_ref(v, task_desc(ID).name)
+    str_ref(v, const { task_desc(ID).name })
 }
 
 /// The bytes of task field `ID` in `v`, as they lie; a field that is not
