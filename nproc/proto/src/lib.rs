@@ -372,11 +372,12 @@ const fn find(table: &'static [FieldDesc], id: u16) -> Option<&'static FieldDesc
     let Some(i) = id.checked_sub(1) else {
         return None;
     };
-    let i = i as usize;
-    if i < table.len() && table[i].id == id {
-        Some(&table[i])
-    } else {
-        None
+    let Some((_, rest)) = table.split_at_checked(i as usize) else {
+        return None;
+    };
+    match rest.first() {
+        Some(d) if d.id == id => Some(d),
+        _ => None,
     }
 }
 
