@@ -256,7 +256,9 @@ fn check(r: &Results, dumps: u32) -> Vec<String> {
     }
     for scope in ["processes", "threads"] {
         if !r.field_parity.iter().any(|x| x == scope) {
-            bad.push(format!("no passing field parity line for the {scope} scope"));
+            bad.push(format!(
+                "no passing field parity line for the {scope} scope"
+            ));
         }
     }
     for (label, _) in COMMANDS {

@@ -9,7 +9,8 @@
 //! - field parity, processes and threads scope, as root and as uid 1000:
 //!   every field the kernel and `nproc-proto` declare equals /proc (stat,
 //!   statm, status, wchan), re-read until stable, with the documented
-//!   tolerances (a clock tick of utime/stime, wchan of a task that ran);
+//!   tolerances (a clock tick of utime/stime, the wchan or a kworker's
+//!   workqueue name of a task that ran);
 //!   a field without a /proc reader fails;
 //! - a reader in a new pid namespace sees only that namespace's pids
 //!   (kernel/fast-kernel.config asks for `CONFIG_PID_NS`: the guest's

@@ -181,7 +181,7 @@ fn parity(threads: bool, rounds: usize, uid: Option<u32>) -> ExitCode {
     }
     let summary = format!(
         "{} tasks x {} fields: {} equal at once, {} after re-reads, {} within a clock tick \
-         (utime/stime), {} wchan of a task that ran; wchan agreed \"0\" {} times, a symbol {} times",
+         (utime/stime), {} wchan or worker name of a task that ran; wchan agreed \"0\" {} times, a symbol {} times",
         st.tasks, st.fields, st.first, st.reread, st.tick, st.ran, st.wchan_zero, st.wchan_sym
     );
     verdict(&suite, &fails, &summary)

@@ -37,7 +37,7 @@ pub struct Stats {
     pub reread: usize,
     /// Values within the clock-tick tolerance.
     pub tick: usize,
-    /// wchan values of tasks that ran.
+    /// wchan values and workqueue worker names of tasks that ran.
     pub ran: usize,
     /// Values that differ: the failures, described.
     pub diffs: Vec<String>,
@@ -137,7 +137,8 @@ enum Verdict {
     Again,
     /// Last round: utime/stime within a clock tick.
     Tick,
-    /// Last round: the wchan of a task that ran.
+    /// Last round: the wchan of a task that ran, or the name of a
+    /// workqueue worker that ran (see [`worker_name_moved`]).
     Ran,
     /// Last round: a real difference.
     Differ,
@@ -163,11 +164,21 @@ fn judge(
     let (n, a, b) = (n.unwrap_or("-"), a.unwrap_or("-"), b.unwrap_or("-"));
     if (name == "utime" || name == "stime") && (is_tick(n, a) || is_tick(n, b)) {
         Verdict::Tick
-    } else if name == "wchan" && (ran || a != b) {
+    } else if (ran || a != b) && (name == "wchan" || name == "comm" && worker_name_moved(n, a)) {
         Verdict::Ran
     } else {
         Verdict::Differ
     }
+}
+
+/// Whether `n` and `a` are one workqueue worker's names: /proc shows a
+/// kworker as its own name, "-" and the workqueue of the work item it runs
+/// or last ran (fs/proc/array.c proc_task_name(), wq_worker_comm()), which
+/// changes whenever it runs another queue's work. The worker's own name,
+/// up to the first "-", must still be the same.
+fn worker_name_moved(n: &str, a: &str) -> bool {
+    let own = |s: &str| s.split('-').next().map(str::to_owned);
+    n.starts_with("kworker/") && own(n) == own(a)
 }
 
 fn is_tick(a: &str, b: &str) -> bool {
@@ -318,6 +329,23 @@ mod tests {
         // A field nproc did not send, or /proc could not read, differs.
         assert_eq!(j(None, None, None, true), Verdict::Differ);
         assert_eq!(j(Some("5"), None, None, true), Verdict::Differ);
+    }
+
+    #[test]
+    fn a_worker_that_ran_may_name_another_queue() {
+        let c = |n, a, b, ran| judge("comm", Some(n), Some(a), Some(b), ran, true);
+        let (x, y) = ("kworker/0:1-events", "kworker/0:1-mm_percpu_wq");
+        assert_eq!(c(x, y, x, false), Verdict::Ran);
+        assert_eq!(c(x, y, y, true), Verdict::Ran);
+        // Not before the last round, not for another worker or task.
+        assert_eq!(
+            judge("comm", Some(x), Some(y), Some(x), true, false),
+            Verdict::Again
+        );
+        assert_eq!(c(x, "kworker/0:2-events", x, true), Verdict::Differ);
+        assert_eq!(c("sleep", "sleeq", "sleeq", true), Verdict::Differ);
+        // A worker whose name did not move while it did not run differs.
+        assert_eq!(c(x, y, y, false), Verdict::Differ);
     }
 
     #[test]
