@@ -45,9 +45,9 @@ pub enum Flavor {
     /// The `CONFIG_KALLSYMS_FAST` series applied (`fast-build`), with the
     /// test kernel's lockdep.
     Patched = 1,
-    /// The patched kernel without lock debugging (`bench-build`): what
-    /// `nproc-bench` times, as a distribution kernel would run it (see
-    /// `kernel/bench-kernel.config`).
+    /// The patched kernel built as a distribution kernel is, without lock
+    /// debugging, with -O2 and per-CPU slabs (`bench-build`): what
+    /// `nproc-bench` times (see `kernel/bench-kernel.config`).
     Bench = 2,
 }
 
@@ -62,7 +62,8 @@ pub fn use_patched_kernel() {
 }
 
 /// Switch every path below to the benchmark kernel: the patched tree,
-/// configured without lock debugging, with its own build directory, guest
+/// configured as a distribution kernel is built (no lock debugging, -O2,
+/// per-CPU slabs), with its own build directory, guest
 /// artefacts and run logs.
 pub fn use_bench_kernel() {
     FLAVOR.store(Flavor::Bench as u8, Ordering::Relaxed);

@@ -1,7 +1,8 @@
 //! `cargo xtask nproc-bench`: issue 12's benchmark, in the QEMU guest.
 //!
 //! The patched x86_64 kernel (`CONFIG_NPROC=y`), configured as `fast-test`
-//! configures it but without lock debugging (`kernel/bench-kernel.config`;
+//! configures it but as a distribution kernel is built: without lock
+//! debugging, with -O2 and per-CPU slabs (`kernel/bench-kernel.config`;
 //! built in `$KFAST_CACHE/bench-build`, a no-op when current) boots under
 //! QEMU TCG with 2 CPUs and
 //! `kernel/guest/nproc-bench-init.sh`. The initramfs carries Debian's
@@ -291,8 +292,8 @@ fn ms(us: u64) -> String {
 fn table(r: &Results) -> String {
     let mut t = String::new();
     t.push_str(&format!(
-        "nproc benchmark, {LABEL}; the patched kernel without lock debugging \
-         (kernel/bench-kernel.config)\n\
+        "nproc benchmark, {LABEL}; the patched kernel built as a distribution \
+         kernel is: -O2, per-CPU slabs, without lock debugging (kernel/bench-kernel.config)\n\
          {} tasks, {} processes (what ps ax lists); nps source: {}\n\n",
         r.tasks, r.processes, r.source
     ));
