@@ -172,7 +172,7 @@ each() {
 	$f "$@" ps-eo /bin/ps -eo $EO
 	$f "$@" nps-eo /bin/nps -eo $EO
 	$f "$@" proc-raw /bin/kfast-nproc-guest procread
-	$f "$@" nproc-raw /bin/nproc-dump --count $RAW
+	$f "$@" nproc-raw /bin/kfast-nproc-guest nprocread $RAW
 	$f "$@" nps-start /bin/nps --version
 }
 
@@ -266,7 +266,7 @@ warm_fixed() {
 		each time_fixed
 		round=$((round + 1))
 	done
-	echo "raw-counts proc $(kfast-nproc-guest procread) nproc $(nproc-dump --count $RAW 2>&1)"
+	echo "raw-counts proc $(kfast-nproc-guest procread) nproc $(kfast-nproc-guest nprocread $RAW 2>&1)"
 
 	echo "# counts: one run each (uptime $(up))"
 	for what in sys alloc; do

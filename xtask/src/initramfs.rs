@@ -23,25 +23,11 @@ pub fn build_agent() -> Result<PathBuf> {
 /// Build `bin` of `package` as a static binary for the guest; returns its
 /// path.
 pub fn build_static(package: &str, bin: &str) -> Result<PathBuf> {
-    cargo_static(package, "--bin", bin).map(|release| release.join(bin))
-}
-
-/// Build `example` of `package` as a static binary for the guest; returns
-/// its path.
-pub fn build_static_example(package: &str, example: &str) -> Result<PathBuf> {
-    cargo_static(package, "--example", example)
-        .map(|release| release.join("examples").join(example))
-}
-
-/// `cargo build --release` of one target (`kind` is `--bin` or
-/// `--example`) of `package`, static, for the guest; returns the release
-/// directory it lands in.
-fn cargo_static(package: &str, kind: &str, name: &str) -> Result<PathBuf> {
     let target_dir = env::guest_dir().join("target");
     let mut cargo = Command::new(env::cargo());
     cargo
         .current_dir(env::repo_root())
-        .args(["build", "--release", "--package", package, kind, name])
+        .args(["build", "--release", "--package", package, "--bin", bin])
         .args(["--target", GUEST_TARGET])
         .arg("--target-dir")
         .arg(&target_dir)
@@ -50,7 +36,7 @@ fn cargo_static(package: &str, kind: &str, name: &str) -> Result<PathBuf> {
             "-C target-feature=+crt-static -C strip=debuginfo",
         );
     run::status(&mut cargo)?;
-    Ok(target_dir.join(GUEST_TARGET).join("release"))
+    Ok(target_dir.join(GUEST_TARGET).join("release").join(bin))
 }
 
 /// A minimal writer for the `newc` cpio format the kernel unpacks (also

@@ -7,18 +7,18 @@
 //! QEMU TCG with 2 CPUs and
 //! `kernel/guest/nproc-bench-init.sh`. The initramfs carries Debian's
 //! `/bin/ps` (procps-ng 4.0.2, dynamically linked) with every library
-//! `ldd` lists and the loader, `nps` and `nproc-dump` built static, and
-//! `kfast-nproc-guest` (the population, the timer, the plain /proc reader).
+//! `ldd` lists and the loader, `nps` and `nproc-guest` built static, and
+//! `kfast-nproc-guest` (the population, the timer, both raw readers).
 //!
 //! In one boot, with about 5,000 tasks (processes and threads sleeping in
 //! core code, `ksym_many`'s kthreads sleeping in a module): parity of
 //! `nps` with `/bin/ps` on a stable snapshot, `nproc-guest parity` (every
 //! field of every task against /proc, processes and threads: this kernel
 //! puts numbers in runs, which the UML suites' kernel does not), then N
-//! rounds, each a full
-//! dump to /dev/null of `/bin/ps ax`, `nps ax`, `/bin/ps -eo COLS`, `nps
-//! -eo COLS`, and the raw collections (`nproc-dump --count` of stat's
-//! fields + wchan, a reader of every `/proc/PID/stat` + `wchan`), and
+//! rounds, each a full dump to /dev/null of `/bin/ps ax`, `nps ax`,
+//! `/bin/ps -eo COLS`, `nps -eo COLS`, and the raw collections (a reader
+//! of every `/proc/PID/stat` + `wchan`, and one of stat's fields + wchan
+//! through nproc, in one binary so that both pay the same start-up), and
 //! `nps --version` (what a dump pays to start) in turn:
 //! interleaved, so that the host's load drifting over a run (TCG shares
 //! its cores; one run of 10 dumps per command moved the ratios by 20%)
@@ -155,7 +155,7 @@ const COMMANDS: [(&str, &str); 7] = [
     ),
     ("nps-eo", "nps -eo (the same)"),
     ("proc-raw", "/proc/PID/stat + wchan reader"),
-    ("nproc-raw", "nproc-dump --count (stat's fields + wchan)"),
+    ("nproc-raw", "nproc reader: stat's fields + wchan"),
     // What every nps dump pays before its first message: exec, the
     // loader-less static start, the argument parse.
     ("nps-start", "nps --version (start-up alone)"),
@@ -387,7 +387,6 @@ pub fn run(opts: &Options) -> Result<u8> {
     let agent = initramfs::build_agent()?;
     let helper = initramfs::build_static("xtask", "kfast-nproc-guest")?;
     let nps = initramfs::build_static("nproc", "nps")?;
-    let dump = initramfs::build_static_example("nproc-genl", "nproc-dump")?;
     let guest = initramfs::build_static("nproc-guest", "nproc-guest")?;
     let initrd = initramfs::pack_with(
         &initramfs::Spec {
@@ -397,7 +396,6 @@ pub fn run(opts: &Options) -> Result<u8> {
                 ("kfast-guest", &agent),
                 ("kfast-nproc-guest", &helper),
                 ("nps", &nps),
-                ("nproc-dump", &dump),
                 ("nproc-guest", &guest),
             ],
             modules: &kos,

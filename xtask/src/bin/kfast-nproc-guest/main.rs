@@ -13,9 +13,16 @@
 //! - `procread`: the plain /proc reader: reads every `/proc/PID/stat` and
 //!   `/proc/PID/wchan` (processes, as `ps ax` lists them) into one reused
 //!   buffer, prints nothing but the number of processes read.
+//! - `nprocread FIELDS`: the same processes through the nproc family, the
+//!   comma-separated FIELDS of each received and every value decoded,
+//!   nothing printed but the count. `procread`'s counterpart in the same
+//!   binary, so that the benchmark's two raw rows pay the same start-up
+//!   and differ only in how they collect.
 
 mod tasks;
 
+use nproc_genl::{Client, TaskRequest};
+use nproc_proto::Scope;
 use std::fs::File;
 use std::io::Write;
 use std::process::{Command, ExitCode, Stdio};
@@ -25,7 +32,7 @@ use std::time::Instant;
 pub type Result<T> = std::result::Result<T, String>;
 
 const USAGE: &str = "usage: kfast-nproc-guest tasks PROCS THREADED THREADS READY | \
-                     time LABEL N CMD [ARGS...] | procread";
+                     time LABEL N CMD [ARGS...] | procread | nprocread FIELDS";
 
 /// Parses a decimal count argument.
 fn num(s: &str) -> Result<u32> {
@@ -41,6 +48,7 @@ fn run(args: &[String]) -> Result<()> {
         }
         ("time", [label, n, cmd, args @ ..]) => time(label, num(n)?, cmd, args),
         ("procread", []) => procread(),
+        ("nprocread", [fields]) => nprocread(fields),
         _ => Err(USAGE.into()),
     }
 }
@@ -130,6 +138,24 @@ fn procread() -> Result<()> {
         }
         count += u32::from(ok);
     }
+    let _ = writeln!(std::io::stdout(), "{count} processes");
+    Ok(())
+}
+
+/// `nprocread FIELDS`: every process's FIELDS through nproc, each value
+/// decoded and checked against the field table, none kept.
+fn nprocread(fields: &str) -> Result<()> {
+    let names: Vec<&str> = fields.split(',').collect();
+    let req = TaskRequest::from_names(&names, Scope::Processes).map_err(|e| e.to_string())?;
+    let mut client = Client::connect().map_err(|e| format!("nproc: {e}"))?;
+    let mut count = 0u32;
+    client
+        .for_each_task_view(&req, |task| {
+            task.for_each(|_, _| {})?;
+            count += 1;
+            Ok(())
+        })
+        .map_err(|e| format!("nproc: {e}"))?;
     let _ = writeln!(std::io::stdout(), "{count} processes");
     Ok(())
 }
