@@ -7,7 +7,6 @@
 //! nproc-dump -L tgid,tid,comm              # one line per thread
 //! nproc-dump -p 1 all                      # every field of pid 1
 //! nproc-dump --ppid 2 tgid,comm            # the children of pid 2
-//! nproc-dump --count tgid,comm,wchan       # decode, print only the count
 //! ```
 //!
 //! Each task prints as `name=value` pairs separated by spaces; strings
@@ -39,10 +38,6 @@ struct Args {
     /// Only the processes whose parent is this pid.
     #[arg(long)]
     ppid: Option<u32>,
-    /// Receive and decode every task but print only how many there were
-    /// (the benchmark's raw collection, `cargo xtask nproc-bench`).
-    #[arg(long, conflicts_with_all = ["fields", "global"])]
-    count: bool,
     /// Comma-separated field names, or `all`.
     names: Option<String>,
 }
@@ -102,18 +97,6 @@ fn run(args: Args) -> Result<(), Error> {
         req = req.with_pid(Scope::Pid, pid);
     } else if let Some(ppid) = args.ppid {
         req = req.with_pid(Scope::Children, ppid);
-    }
-    if args.count {
-        let mut n = 0u64;
-        // Every value decoded and checked, none kept: the collection
-        // cost a ps pays before it renders anything.
-        client.for_each_task_view(&req, |task| {
-            task.for_each(|_, _| {})?;
-            n += 1;
-            Ok(())
-        })?;
-        let _ = writeln!(out, "{n} tasks");
-        return Ok(());
     }
     client.for_each_task(&req, |task| {
         let line: Vec<String> = task

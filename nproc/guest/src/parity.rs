@@ -177,8 +177,7 @@ fn judge(
 /// changes whenever it runs another queue's work. The worker's own name,
 /// up to the first "-", must still be the same.
 fn worker_name_moved(n: &str, a: &str) -> bool {
-    let own = |s: &str| s.split('-').next().map(str::to_owned);
-    n.starts_with("kworker/") && own(n) == own(a)
+    n.starts_with("kworker/") && n.split('-').next() == a.split('-').next()
 }
 
 fn is_tick(a: &str, b: &str) -> bool {

@@ -143,7 +143,8 @@ fn procread() -> Result<()> {
 }
 
 /// `nprocread FIELDS`: every process's FIELDS through nproc, each value
-/// decoded and checked against the field table, none kept.
+/// decoded and checked against the field table, none kept: the collection
+/// cost a ps pays before it renders anything.
 fn nprocread(fields: &str) -> Result<()> {
     let names: Vec<&str> = fields.split(',').collect();
     let req = TaskRequest::from_names(&names, Scope::Processes).map_err(|e| e.to_string())?;
