@@ -8,7 +8,11 @@
 #
 # Parameters (kernel command line): nprocbench.dumps= full dumps per
 # command; nprocbench.procs=, .threaded=, .threads= (kfast-nproc-guest
-# tasks); nprocbench.kthreads= (ksym_many's sleepers in the module).
+# tasks); nprocbench.kthreads= (ksym_many's sleepers in the module);
+# nprocbench.clock=icount when QEMU runs with -icount shift=0 (the
+# instruction clock, xtask/src/nproc_bench.rs Clock): then step 3 times
+# the default layout only, and steps 2 and 4, done in the boot on the
+# host's clock, are left out.
 #
 # 1. The population: ksym_many's kthreads sleeping in the module, then
 #    processes and threads sleeping in core code.
@@ -36,7 +40,7 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tracefs tracefs $T
 stty -F $R raw -echo 2>/dev/null
 
-DUMPS=3 PROCS=3400 THREADED=20 THREADS=50 KTHREADS=500
+DUMPS=3 PROCS=3400 THREADED=20 THREADS=50 KTHREADS=500 CLOCK=host
 for w in $(cat /proc/cmdline); do
 	case $w in
 	nprocbench.dumps=*) DUMPS=${w#*=} ;;
@@ -44,6 +48,7 @@ for w in $(cat /proc/cmdline); do
 	nprocbench.threaded=*) THREADED=${w#*=} ;;
 	nprocbench.threads=*) THREADS=${w#*=} ;;
 	nprocbench.kthreads=*) KTHREADS=${w#*=} ;;
+	nprocbench.clock=*) CLOCK=${w#*=} ;;
 	esac
 done
 
@@ -210,34 +215,20 @@ warm_fixed() {
 	fixed "$@" > /dev/null 2>&1
 }
 
-{
-	echo "# nproc-bench: QEMU TCG (emulated; not a hardware ratio); no lock debugging"
-	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS"
-	# jiffies (10 ms steps) unless xtask/src/guest_clock.rs could give the TSC's rate
-	echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-	insmod /lib/modules/ksym_many.ko nr_threads=$KTHREADS || fail "insmod ksym_many"
-	kfast-nproc-guest tasks $PROCS $THREADED $THREADS /tmp/ready &
-	i=0
-	while [ ! -e /tmp/ready ] && [ $i -lt 600 ]; do
-		sleep 1
-		i=$((i + 1))
+# on_instructions: step 3 on the instruction clock. A translation costs
+# no guest time there, so the layout does not matter: the default one
+# only, and no warm-up.
+on_instructions() {
+	echo "# timing on the instruction clock: $DUMPS rounds of one dump per command (uptime $(up))"
+	round=0
+	while [ $round -lt $DUMPS ]; do
+		each time_once
+		round=$((round + 1))
 	done
-	[ -e /tmp/ready ] || fail "the tasks did not start in 600 s"
-	echo "# population ready after ${i} s (uptime $(up))"
-	sleep 5
-	set -- /proc/[0-9]*/task/[0-9]*
-	tasks=$#
-	set -- /proc/[0-9]*
-	echo "population $tasks tasks $# processes"
-	echo "slab-before $(sed -n 's/^Slab: *//p' /proc/meminfo)"
-	# Plain `nps` reads the nproc family (its default source); say so only
-	# if that source answers here.
-	if out=$(nps --source nproc -p 1 2>&1); then
-		echo "nps-source nproc (the default)"
-	else
-		echo "nps-source none: $(echo "$out" | head -1)"
-	fi
+}
 
+# on_host_clock: steps 2 to 4 on the host's clock.
+on_host_clock() {
 	parity ax ax
 	parity eo -eo $EO
 
@@ -272,6 +263,41 @@ warm_fixed() {
 	for what in sys alloc; do
 		each count $what
 	done
+}
+
+{
+	echo "# nproc-bench: QEMU TCG (emulated; not a hardware ratio); no lock debugging"
+	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS clock=$CLOCK"
+	# jiffies (10 ms steps) unless xtask/src/guest_clock.rs could give the TSC's rate
+	echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	insmod /lib/modules/ksym_many.ko nr_threads=$KTHREADS || fail "insmod ksym_many"
+	kfast-nproc-guest tasks $PROCS $THREADED $THREADS /tmp/ready &
+	i=0
+	while [ ! -e /tmp/ready ] && [ $i -lt 600 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	[ -e /tmp/ready ] || fail "the tasks did not start in 600 s"
+	echo "# population ready after ${i} s (uptime $(up))"
+	sleep 5
+	set -- /proc/[0-9]*/task/[0-9]*
+	tasks=$#
+	set -- /proc/[0-9]*
+	echo "population $tasks tasks $# processes"
+	echo "slab-before $(sed -n 's/^Slab: *//p' /proc/meminfo)"
+	# Plain `nps` reads the nproc family (its default source); say so only
+	# if that source answers here.
+	if out=$(nps --source nproc -p 1 2>&1); then
+		echo "nps-source nproc (the default)"
+	else
+		echo "nps-source none: $(echo "$out" | head -1)"
+	fi
+
+	if [ "$CLOCK" = icount ]; then
+		on_instructions
+	else
+		on_host_clock
+	fi
 	echo "slab-after $(sed -n 's/^Slab: *//p' /proc/meminfo)"
 	echo "# done (uptime $(up))"
 	echo "KFAST-VERDICT $verdict"

@@ -40,6 +40,23 @@ pub fn boot_args() -> String {
     String::new()
 }
 
+/// QEMU's arguments for the instruction clock: `-icount shift=0`, under
+/// which the guest's virtual clock advances by 2^0 = 1 ns for every guest
+/// instruction executed, on whichever vCPU, and by nothing else while a
+/// vCPU runs (QEMU then runs the vCPUs in turn on one host thread: icount
+/// and multi-threaded TCG exclude each other, and QEMU picks the single
+/// thread itself).
+pub const ICOUNT_QEMU_ARGS: [&str; 2] = ["-icount", "shift=0"];
+
+/// Kernel command-line words for a guest booted with
+/// [`ICOUNT_QEMU_ARGS`]: its TSC is then that virtual clock in ns
+/// (`cpu_get_ticks()` -> `icount_get()`), so its rate is exactly 1 GHz and
+/// `CLOCK_MONOTONIC` nanoseconds count instructions. The host's rate
+/// ([`boot_args`]) would scale every reading by the host's GHz.
+pub fn icount_boot_args() -> &'static str {
+    "tsc_early_khz=1000000 tsc=reliable"
+}
+
 /// True when the first CPU's flags in `cpuinfo` promise a TSC that ticks
 /// at one rate, idle or not.
 fn constant_rate(cpuinfo: &str) -> bool {

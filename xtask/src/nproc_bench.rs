@@ -27,6 +27,14 @@
 //! (the `@fixed` rows; [`FIXED`] says why both). Then one run each under
 //! the tracer, counting syscalls and slab allocations.
 //!
+//! Then a second boot of the same kernel and image under `-icount
+//! shift=0` ([`Clock::Instructions`]), where the guest's clock counts the
+//! instructions executed: the same N rounds in the default layout only,
+//! without parity or counting (done in the first boot). Its table gives
+//! each dump's work in instructions, kernel and user, free of what TCG
+//! adds to the host's time (translation, the host's load, its uneven price
+//! per instruction); it costs about two more minutes.
+//!
 //! Why QEMU TCG and not UML: TCG emulates kernel and user code alike, so
 //! a syscall-heavy and a syscall-light reader compare fairly; UML runs
 //! every syscall through the host's ptrace and would flatter nproc. The
@@ -56,8 +64,44 @@ use std::time::{Duration, Instant};
 
 /// Dumps per command that `cargo xtask test` runs (see the module docs).
 pub const DEFAULT_DUMPS: u32 = 1;
-/// The label every table carries.
+/// The label every table on the host's clock carries.
 const LABEL: &str = "QEMU TCG (emulated; not a hardware ratio)";
+/// The label every table on the instruction clock carries.
+const ICOUNT_LABEL: &str =
+    "QEMU icount (instructions executed, kernel and user, 1 each; work, not a hardware time)";
+
+/// The clock a boot's timings are read on. Every run boots twice, once
+/// on each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Clock {
+    /// The host's time, through the guest's TSC at the host's rate: what a
+    /// dump costs under TCG, its translation included, in both layouts
+    /// ([`FIXED`]). Parity and the syscall and allocation counts run in
+    /// this boot.
+    Host,
+    /// QEMU's instruction counter ([`guest_clock::ICOUNT_QEMU_ARGS`]): the
+    /// guest's nanoseconds are instructions executed, kernel and user, on
+    /// every vCPU. What TCG adds drops out: translating code (the default
+    /// layout's extra cost, so only that layout is timed), the host's load,
+    /// and TCG's uneven price per instruction (a syscall, a page fault or
+    /// a TLB refill costs it far more than the instructions they run). What
+    /// is left is how much work each tool has the machine do, every
+    /// instruction weighing the same, deterministic to a fraction of a
+    /// percent. Hardware is not that either: it charges syscalls, cache
+    /// misses and TLB refills more than an instruction each, and ps has
+    /// far more of them (17.6 syscalls per process against 0.03).
+    Instructions,
+}
+
+impl Clock {
+    /// The run directory's name under `$KFAST_WORK/runs`.
+    fn dir(self) -> &'static str {
+        match self {
+            Clock::Host => "nproc-bench",
+            Clock::Instructions => "nproc-bench-icount",
+        }
+    }
+}
 /// busybox applets the init script uses.
 const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "cat", "echo", "sleep", "stty", "sed", "grep", "sync", "cmp", "diff",
@@ -234,8 +278,10 @@ fn parse(result: &str) -> Results {
     r
 }
 
-/// What a complete run must show; timings are reported, never judged.
-fn check(r: &Results, dumps: u32) -> Vec<String> {
+/// What a complete run on `clock` must show; timings are reported, never
+/// judged.
+fn check(r: &Results, dumps: u32, clock: Clock) -> Vec<String> {
+    let host = clock == Clock::Host;
     let mut bad = Vec::new();
     match r.verdict.as_deref() {
         Some("ok") => {}
@@ -251,19 +297,21 @@ fn check(r: &Results, dumps: u32) -> Vec<String> {
         bad.push(format!("nps does not read nproc here: {}", r.source));
     }
     for p in ["ax", "eo"] {
-        if !r.parity.iter().any(|x| x == p) {
+        if host && !r.parity.iter().any(|x| x == p) {
             bad.push(format!("no identical `{p}` parity line"));
         }
     }
     for scope in ["processes", "threads"] {
-        if !r.field_parity.iter().any(|x| x == scope) {
+        if host && !r.field_parity.iter().any(|x| x == scope) {
             bad.push(format!(
                 "no passing field parity line for the {scope} scope"
             ));
         }
     }
     for (label, _) in COMMANDS {
-        for timed in [label.to_string(), format!("{label}{FIXED}")] {
+        let fixed = format!("{label}{FIXED}");
+        let timed: &[&str] = if host { &[label, &fixed] } else { &[label] };
+        for &timed in timed {
             match r.rows.iter().find(|(l, _)| *l == timed) {
                 None => bad.push(format!("{timed}: no numbers")),
                 Some((_, x)) if x.dumps != u64::from(dumps) => {
@@ -274,7 +322,7 @@ fn check(r: &Results, dumps: u32) -> Vec<String> {
         }
         // Counted once, in the default layout.
         let counted = r.rows.iter().find(|(l, _)| l == label);
-        if counted.is_some_and(|(_, x)| x.syscalls.is_none() || x.allocs.is_none()) {
+        if host && counted.is_some_and(|(_, x)| x.syscalls.is_none() || x.allocs.is_none()) {
             bad.push(format!("{label}: no syscall or allocation count"));
         }
     }
@@ -376,6 +424,110 @@ fn section(r: &Results, suffix: &str, heading: &str, t: &mut String) {
     }
 }
 
+/// The instruction clock's table and ratios: millions of instructions
+/// per dump (the guest's wall milliseconds on that clock; its user and
+/// sys split is tick-sampled, 10 M instructions a tick, and left out).
+fn instruction_table(r: &Results) -> String {
+    let mut t = format!(
+        "the same commands on the instruction clock, {ICOUNT_LABEL}; \
+         the default layout (translation costs nothing on this clock)\n\n\
+         | command | dumps | M instructions/dump | instructions/process |\n\
+         |---|---|---|---|\n"
+    );
+    let per = r.processes.max(1);
+    let get = |l: &str| r.rows.iter().find(|(x, _)| x == l).map(|(_, x)| x);
+    for (label, what) in COMMANDS {
+        let Some(x) = get(label) else {
+            continue;
+        };
+        // ns on this clock are instructions.
+        let each = x.wall_us * 1000 / x.dumps.max(1);
+        // Start-up alone reads no process.
+        let per_process = match label {
+            "nps-start" => "-".to_string(),
+            _ => (each / per).to_string(),
+        };
+        t.push_str(&format!(
+            "| `{what}` | {} | {:.2} | {per_process} |\n",
+            x.dumps,
+            each as f64 / 1e6,
+        ));
+    }
+    t.push('\n');
+    for (a, b) in [
+        ("ps-ax", "nps-ax"),
+        ("ps-eo", "nps-eo"),
+        ("proc-raw", "nproc-raw"),
+    ] {
+        let (Some(x), Some(y)) = (get(a), get(b)) else {
+            continue;
+        };
+        if y.wall_us == 0 {
+            continue;
+        }
+        t.push_str(&format!(
+            "ratio {a} / {b}: instructions {:.1}x ({ICOUNT_LABEL})\n",
+            (x.wall_us * y.dumps) as f64 / (y.wall_us * x.dumps) as f64
+        ));
+    }
+    t
+}
+
+/// One boot of the benchmark on `clock`: its results, and what is wrong
+/// with them.
+fn boot_on(
+    clock: Clock,
+    opts: &Options,
+    initrd: &std::path::Path,
+    timeout: Duration,
+) -> Result<(Results, Vec<String>)> {
+    let dir = env::work_dir().join("runs").join(clock.dir());
+    let (tsc, qemu_args): (String, &[&str]) = match clock {
+        Clock::Host => (guest_clock::boot_args(), &[]),
+        Clock::Instructions => (
+            format!(
+                "{} nprocbench.clock=icount",
+                guest_clock::icount_boot_args()
+            ),
+            &guest_clock::ICOUNT_QEMU_ARGS,
+        ),
+    };
+    let boot = qemu::boot_with(
+        &kernel::bzimage(),
+        initrd,
+        &dir,
+        timeout,
+        &format!(
+            "{tsc} nprocbench.dumps={} nprocbench.procs={PROCS} nprocbench.threaded={THREADED} \
+             nprocbench.threads={THREADS} nprocbench.kthreads={KTHREADS}",
+            opts.dumps
+        ),
+        qemu_args,
+    )?;
+    let console = fs::read_to_string(&boot.console).unwrap_or_default();
+    let result = fs::read_to_string(&boot.result).unwrap_or_default();
+    let r = parse(&result);
+    let mut failures = Vec::new();
+    if boot.timed_out {
+        failures.push(format!("timed out after {}s", timeout.as_secs()));
+    }
+    failures.extend(shim_test::console_faults(&console));
+    failures.extend(check(&r, opts.dumps, clock));
+    if clock == Clock::Instructions {
+        for f in &mut failures {
+            *f = format!("instruction clock: {f}");
+        }
+    }
+    if !failures.is_empty() {
+        failures.push(format!(
+            "console: {}\n  results: {}",
+            boot.console.display(),
+            boot.result.display()
+        ));
+    }
+    Ok((r, failures))
+}
+
 /// `cargo xtask nproc-bench`.
 pub fn run(opts: &Options) -> Result<u8> {
     let t = Instant::now();
@@ -406,29 +558,11 @@ pub fn run(opts: &Options) -> Result<u8> {
     let timeout = opts
         .timeout
         .unwrap_or(Duration::from_secs(900 + 90 * u64::from(opts.dumps)));
-    let dir = env::work_dir().join("runs").join("nproc-bench");
-    let boot = qemu::boot(
-        &kernel::bzimage(),
-        &initrd,
-        &dir,
-        timeout,
-        &format!(
-            "{} nprocbench.dumps={} nprocbench.procs={PROCS} nprocbench.threaded={THREADED} \
-             nprocbench.threads={THREADS} nprocbench.kthreads={KTHREADS}",
-            guest_clock::boot_args(),
-            opts.dumps
-        ),
-    )?;
-    let console = fs::read_to_string(&boot.console).unwrap_or_default();
-    let result = fs::read_to_string(&boot.result).unwrap_or_default();
-    let r = parse(&result);
-    let mut failures = Vec::new();
-    if boot.timed_out {
-        failures.push(format!("timed out after {}s", timeout.as_secs()));
-    }
-    failures.extend(shim_test::console_faults(&console));
-    failures.extend(check(&r, opts.dumps));
-    let text = table(&r);
+    let (host, mut failures) = boot_on(Clock::Host, opts, &initrd, timeout)?;
+    let (icount, more) = boot_on(Clock::Instructions, opts, &initrd, timeout)?;
+    failures.extend(more);
+    let text = format!("{}\n{}", table(&host), instruction_table(&icount));
+    let dir = env::work_dir().join("runs").join(Clock::Host.dir());
     let _ = fs::write(dir.join("table.md"), &text);
     for l in text.lines() {
         eprintln!("nproc-bench: {l}");
@@ -437,12 +571,7 @@ pub fn run(opts: &Options) -> Result<u8> {
         eprintln!("nproc-bench: PASS in {:.1?}", t.elapsed());
         Ok(0)
     } else {
-        eprintln!(
-            "nproc-bench: FAIL:\n  {}\n  console: {}\n  results: {}",
-            failures.join("\n  "),
-            boot.console.display(),
-            boot.result.display()
-        );
+        eprintln!("nproc-bench: FAIL:\n  {}", failures.join("\n  "));
         Ok(1)
     }
 }
@@ -474,7 +603,11 @@ mod tests {
     #[test]
     fn a_complete_run_passes_and_tabulates() {
         let r = parse(GOOD);
-        assert!(check(&r, 2).is_empty(), "{:?}", check(&r, 2));
+        assert!(
+            check(&r, 2, Clock::Host).is_empty(),
+            "{:?}",
+            check(&r, 2, Clock::Host)
+        );
         assert_eq!((r.tasks, r.processes), (5001, 3990));
         let t = table(&r);
         assert!(
@@ -511,39 +644,90 @@ mod tests {
             "time ps-ax 1 12000000 3000000 7000000\ntime ps-ax 1 8000000 1000000 5000000\n",
         );
         let (a, b) = (parse(GOOD), parse(&split));
-        assert!(check(&b, 2).is_empty(), "{:?}", check(&b, 2));
+        assert!(
+            check(&b, 2, Clock::Host).is_empty(),
+            "{:?}",
+            check(&b, 2, Clock::Host)
+        );
         assert_eq!(table(&a), table(&b));
         // A missing round shows as a dump count short of the request.
         let short = GOOD.replace(
             "time ps-ax 2 20000000 4000000 12000000\n",
             "time ps-ax 1 12000000 3000000 7000000\n",
         );
-        assert_eq!(check(&parse(&short), 2), ["ps-ax: 1 dumps, want 2"]);
+        assert_eq!(
+            check(&parse(&short), 2, Clock::Host),
+            ["ps-ax: 1 dumps, want 2"]
+        );
     }
 
     #[test]
     fn every_missing_step_is_named() {
-        assert_eq!(check(&parse(GOOD), 3).len(), 14, "dump counts differ");
+        assert_eq!(
+            check(&parse(GOOD), 3, Clock::Host).len(),
+            14,
+            "dump counts differ"
+        );
         let bad = GOOD.replace("time nps-eo@fixed 2 5000000 1000000 3000000\n", "");
-        assert_eq!(check(&parse(&bad), 2), ["nps-eo@fixed: no numbers"]);
+        assert_eq!(
+            check(&parse(&bad), 2, Clock::Host),
+            ["nps-eo@fixed: no numbers"]
+        );
         let bad = GOOD.replace("parity eo identical", "parity eo DIFFERS");
-        assert_eq!(check(&parse(&bad), 2).len(), 1);
+        assert_eq!(check(&parse(&bad), 2, Clock::Host).len(), 1);
         let bad = GOOD.replace("threads rc 0:", "threads rc 1:");
         assert_eq!(
-            check(&parse(&bad), 2),
+            check(&parse(&bad), 2, Clock::Host),
             ["no passing field parity line for the threads scope"]
         );
         let bad = GOOD.replace("field-parity processes", "# field-parity processes");
         assert_eq!(
-            check(&parse(&bad), 2),
+            check(&parse(&bad), 2, Clock::Host),
             ["no passing field parity line for the processes scope"]
         );
         let bad = GOOD.replace("count alloc nproc-raw 400\n", "");
-        assert_eq!(check(&parse(&bad), 2).len(), 1);
+        assert_eq!(check(&parse(&bad), 2, Clock::Host).len(), 1);
         let bad = GOOD.replace("KFAST-VERDICT ok", "KFAST-VERDICT time nps-ax");
-        assert_eq!(check(&parse(&bad), 2), ["guest verdict: time nps-ax"]);
+        assert_eq!(
+            check(&parse(&bad), 2, Clock::Host),
+            ["guest verdict: time nps-ax"]
+        );
         let bad = GOOD.replace("time ps-ax 2 20000000 4000000 12000000\n", "");
-        assert_eq!(check(&parse(&bad), 2).len(), 1);
+        assert_eq!(check(&parse(&bad), 2, Clock::Host).len(), 1);
+    }
+
+    /// What the instruction clock's boot sends: population, source, one
+    /// line per command and round, the verdict.
+    const ICOUNT: &str = "population 5001 tasks 3990 processes\n\
+        nps-source nproc (the default)\n\
+        time ps-ax 1 196000 90000 105000\ntime nps-ax 1 10000 8000 2000\n\
+        time ps-eo 1 205000 111000 94000\ntime nps-eo 1 10500 5000 5000\n\
+        time proc-raw 1 37000 1000 36000\ntime nproc-raw 1 7400 1000 6000\n\
+        time nps-start 1 300 200 0\nKFAST-VERDICT ok\n";
+
+    #[test]
+    fn the_instruction_clock_needs_only_its_timings() {
+        let r = parse(ICOUNT);
+        assert!(check(&r, 1, Clock::Instructions).is_empty());
+        // The host's clock would miss parity, the fixed layout and counts.
+        assert_eq!(check(&r, 1, Clock::Host).len(), 4 + 7 + 7);
+        let t = instruction_table(&r);
+        assert!(t.contains(ICOUNT_LABEL), "{t}");
+        // 205,000 us = 205 M instructions, 51,378 per process.
+        assert!(t.contains("| `/bin/ps -eo pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan` | 1 | 205.00 | 51378 |"), "{t}");
+        assert!(
+            t.contains("ratio ps-eo / nps-eo: instructions 19.5x"),
+            "{t}"
+        );
+        assert!(
+            t.contains("ratio ps-ax / nps-ax: instructions 19.6x"),
+            "{t}"
+        );
+        let short = ICOUNT.replace("time nps-eo 1 10500 5000 5000\n", "");
+        assert_eq!(
+            check(&parse(&short), 1, Clock::Instructions),
+            ["nps-eo: no numbers"]
+        );
     }
 
     #[test]

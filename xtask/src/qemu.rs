@@ -45,6 +45,19 @@ pub fn boot(
     timeout: Duration,
     extra: &str,
 ) -> Result<Boot> {
+    boot_with(kernel, initrd, dir, timeout, extra, &[])
+}
+
+/// [`boot`], with `qemu_args` added to QEMU's command line (before
+/// `$KFAST_QEMU_EXTRA`'s).
+pub fn boot_with(
+    kernel: &Path,
+    initrd: &Path,
+    dir: &Path,
+    timeout: Duration,
+    extra: &str,
+    qemu_args: &[&str],
+) -> Result<Boot> {
     if dir.exists() {
         fs::remove_dir_all(dir).map_err(|e| format!("cannot clean {}: {e}", dir.display()))?;
     }
@@ -64,6 +77,7 @@ pub fn boot(
         .args(["-append", &append])
         .args(["-nographic", "-no-reboot", "-monitor", "none"])
         .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
+        .args(qemu_args)
         .args(extra_args())
         .arg("-serial")
         .arg(format!("file:{}", console.display()))
@@ -72,8 +86,9 @@ pub fn boot(
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log2);
+    let with: String = qemu_args.iter().map(|a| format!(" {a}")).collect();
     eprintln!(
-        "qemu: booting (TCG, timeout {}s), console {}",
+        "qemu: booting (TCG{with}, timeout {}s), console {}",
         timeout.as_secs(),
         console.display()
     );
