@@ -48,6 +48,7 @@
 mod attrs;
 mod decode;
 mod error;
+mod nlmsg;
 mod socket;
 
 pub use decode::{

@@ -1,7 +1,7 @@
 //! The generic netlink socket: family resolution, one request, its replies.
 
 use netlink_packet_core::{
-    DoneBuffer, ErrorBuffer, NetlinkBuffer, NLMSG_DONE, NLMSG_ERROR, NLM_F_ACK_TLVS, NLM_F_DUMP,
+    DoneBuffer, ErrorBuffer, NLMSG_DONE, NLMSG_ERROR, NLM_F_ACK_TLVS, NLM_F_DUMP, NLM_F_MULTIPART,
     NLM_F_REQUEST,
 };
 use netlink_sys::protocols::NETLINK_GENERIC;
@@ -9,6 +9,7 @@ use netlink_sys::{Socket, SocketAddr};
 
 use crate::attrs::Attrs;
 use crate::decode::extack_message;
+use crate::nlmsg::Nlmsgs;
 use crate::Error;
 
 /// The kernel sends dump chunks of up to 32 KiB (and more when the reader
@@ -238,20 +239,14 @@ impl GenlSocket {
                 .sock
                 .recv(&mut self.buf, 0)
                 .map_err(io("recv(netlink)"))?;
-            let mut rest = self.buf.get(..n).unwrap_or_default();
-            while !rest.is_empty() {
-                let nl = NetlinkBuffer::new_checked(rest)
-                    .map_err(|e| Error::Decode(format!("{name}: {e}")))?;
-                let len = nl.length() as usize;
-                // nlmsg_len is checked against the buffer by new_checked;
-                // messages are 4-byte aligned.
-                rest = rest.get(len.next_multiple_of(4)..).unwrap_or_default();
-                if nl.sequence_number() != seq {
+            for nl in Nlmsgs::new(self.buf.get(..n).unwrap_or_default(), name) {
+                let nl = nl?;
+                if nl.seq != seq {
                     continue; // a late answer to an earlier request
                 }
-                match nl.message_type() {
+                match nl.kind {
                     NLMSG_DONE => {
-                        let done = DoneBuffer::new_checked(nl.payload())
+                        let done = DoneBuffer::new_checked(nl.payload)
                             .map_err(|e| Error::Decode(format!("{name}: {e}")))?;
                         if done.code() < 0 {
                             let msg = extack_message(done.extended_ack());
@@ -260,7 +255,7 @@ impl GenlSocket {
                         return Ok(());
                     }
                     NLMSG_ERROR => {
-                        let err = ErrorBuffer::new_checked(nl.payload())
+                        let err = ErrorBuffer::new_checked(nl.payload)
                             .map_err(|e| Error::Decode(format!("{name}: {e}")))?;
                         let code = err.code().map_or(0, |c| c.get());
                         if code == 0 {
@@ -268,7 +263,7 @@ impl GenlSocket {
                         }
                         // With NETLINK_CAP_ACK the payload is our request's
                         // header only, then the extack attributes.
-                        let msg = if nl.flags() & NLM_F_ACK_TLVS != 0 {
+                        let msg = if nl.flags & NLM_F_ACK_TLVS != 0 {
                             extack_message(err.payload().get(16..).unwrap_or_default())
                         } else {
                             None
@@ -276,8 +271,8 @@ impl GenlSocket {
                         return Err(Error::from_kernel(name, code, msg));
                     }
                     _ => {
-                        on_message(nl.message_type(), nl.payload())?;
-                        if nl.flags() & netlink_packet_core::NLM_F_MULTIPART == 0 {
+                        on_message(nl.kind, nl.payload)?;
+                        if nl.flags & NLM_F_MULTIPART == 0 {
                             return Ok(()); // the one reply of a do request
                         }
                     }
