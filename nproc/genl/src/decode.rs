@@ -4,7 +4,7 @@ use nproc_proto::{
     attr, field_attr, global_item, task_field, FieldDesc, FieldSet, FieldType, Unit,
 };
 
-use crate::attrs::{Attr, Attrs};
+use crate::attrs::{self, Attr, Attrs};
 use crate::Error;
 
 /// One field or global item as the kernel describes it (`GET_FIELDS`).
@@ -117,7 +117,7 @@ fn string_of(v: &[u8], what: &str) -> Result<Vec<u8>, Error> {
 
 /// [`string_of`], borrowing.
 fn str_ref<'a>(v: &'a [u8], what: &str) -> Result<&'a [u8], Error> {
-    match memchr::memchr(0, v) {
+    match crate::nul::first_nul(v) {
         Some(end) => Ok(v.get(..end).unwrap_or_default()),
         None => Err(Error::Decode(format!("{what}: string without NUL"))),
     }
@@ -285,13 +285,10 @@ impl<'a> TaskView<'a> {
         &self,
         mut f: impl FnMut(u16, &'a [u8]) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        for a in Attrs::new(self.attrs, "GET_TASKS task") {
-            let Attr { kind: id, value } = a?;
-            if id != 0 {
-                f(id, value)?;
-            }
-        }
-        Ok(())
+        attrs::for_each(self.attrs, "GET_TASKS task", |id, value| match id {
+            0 => Ok(()),
+            _ => f(id, value),
+        })
     }
 }
 

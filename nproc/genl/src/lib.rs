@@ -49,6 +49,7 @@ mod attrs;
 mod decode;
 mod error;
 mod nlmsg;
+mod nul;
 mod socket;
 
 pub use decode::{

@@ -123,6 +123,10 @@ pub fn fill_task(
         };
     }
     view.for_each_raw(|id, v| {
+        // One borrow of the whole record: a closure naming `t.tgid`,
+        // `t.ppid`, ... captures a reference per field, all of them copied
+        // in before every task's first value.
+        let t = &mut *t;
         match id {
             f::TGID => t.tgid = s!(f::TGID, v),
             f::TID => tid = Some(s!(f::TID, v)),
