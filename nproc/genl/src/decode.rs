@@ -237,7 +237,6 @@ fn values(
     Ok(out)
 }
 
-/// A `GET_TASKS` reply message's attributes.
 /// One `GET_TASKS` message, not yet decoded: [`TaskView::for_each`]
 /// decodes its values one by one, each checked as [`Record`]'s are.
 #[derive(Clone, Copy, Debug)]
@@ -257,20 +256,17 @@ impl<'a> TaskView<'a> {
     /// sent them (id order), padding skipped; stops at the first
     /// malformed attribute, which is the error.
     pub fn for_each(&self, mut f: impl FnMut(u16, ValueRef<'a>)) -> Result<(), Error> {
-        for a in Attrs::new(self.attrs, "GET_TASKS task") {
-            let Attr { kind: id, value: v } = a?;
-            if id == 0 {
-                continue; // padding before a u64
-            }
-            f(
-                id,
-                match task_field(id) {
+        attrs::for_each(self.attrs, "GET_TASKS task", |id, v| {
+            // Id 0 is the padding before a u64.
+            if id != 0 {
+                let value = match task_field(id) {
                     Some(d) => value_ref(d, v)?,
                     None => ValueRef::Raw(v),
-                },
-            );
-        }
-        Ok(())
+                };
+                f(id, value);
+            }
+            Ok(())
+        })
     }
 
     /// Calls `f` with every attribute's id and raw value, in the order the
