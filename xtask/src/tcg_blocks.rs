@@ -17,9 +17,20 @@
 //!
 //! This counts either log's blocks per function of a binary (`nm`'s text
 //! symbols) or of a `System.map`. A position-independent binary's load
-//! address is `--base`, or `auto`: the first logged block taken as the
-//! entry point `_start` (the first thing a freshly exec'd static binary
-//! runs; with randomization off its address is the same at every run).
+//! address is `--base`, or `auto`: the first logged block that is the
+//! entry point `_start` of a page-aligned load (a freshly exec'd static
+//! binary runs it first; with randomization off its address is the same at
+//! every run). An exec log switched on around one run holds other
+//! processes' blocks too: a block of theirs at `_start`'s page offset
+//! would be taken, so check the base it prints.
+//!
+//! `--insns` weighs each executed block by its instructions, read from
+//! `objdump -d` of the binary (a kernel's `vmlinux`, not its System.map):
+//! from the block's first address up to and including the first
+//! instruction that ends a TCG block (a jump, call or return, a syscall,
+//! an interrupt, a `rep` string instruction, which repeats as a block of
+//! its own). Code patched at run time (a kernel's alternatives and static
+//! calls) is counted as the file has it.
 
 use crate::Result;
 use std::collections::HashMap;
@@ -43,6 +54,10 @@ pub struct Options {
     /// Functions to list.
     #[arg(long, default_value_t = 40)]
     pub top: usize,
+    /// Count instructions executed instead of blocks (an exec log and a
+    /// binary; see the module docs).
+    #[arg(long)]
+    pub insns: bool,
 }
 
 /// Which log a line came from.
@@ -136,8 +151,99 @@ fn symbols(path: &PathBuf) -> Result<Vec<(u64, String)>> {
     Ok(syms)
 }
 
+/// True when TCG ends a block after the instruction `text` (objdump's
+/// mnemonic and operands, prefixes included).
+fn ends_block(text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    let mut op = words.next().unwrap_or_default();
+    // A `rep` string instruction loops as a block of its own; other
+    // prefixes only qualify the instruction after them.
+    while matches!(
+        op,
+        "bnd" | "notrack" | "lock" | "cs" | "ds" | "rex.W" | "data16" | "addr32"
+    ) {
+        op = words.next().unwrap_or_default();
+    }
+    if matches!(op, "rep" | "repz" | "repnz" | "repe" | "repne") {
+        return true;
+    }
+    op.starts_with('j')
+        || op.starts_with("call")
+        || op.starts_with("ret")
+        || op.starts_with("iret")
+        || op.starts_with("sysret")
+        || op.starts_with("loop")
+        || op.starts_with("int")
+        || matches!(
+            op,
+            "syscall" | "sysenter" | "sysexit" | "hlt" | "ud2" | "lret"
+        )
+}
+
+/// The instructions of `objdump -d --no-show-raw-insn` text, sorted: each
+/// one's address and whether it ends a block.
+fn instructions(objdump: &str) -> Vec<(u64, bool)> {
+    let mut v: Vec<(u64, bool)> = objdump
+        .lines()
+        .filter_map(|l| {
+            // "  401000:\tmov    %rsp,%rbp"; labels end in ">:".
+            let (addr, text) = l.split_once(":\t")?;
+            Some((hex(addr)?, ends_block(text)))
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// How many instructions the block at `pc` runs: up to its first
+/// block-ending instruction, at most 512 (TCG's own limit); 1 when `pc`
+/// is no instruction of `insns` (code the file does not have).
+fn block_len(insns: &[(u64, bool)], pc: u64) -> u64 {
+    let at = insns.partition_point(|i| i.0 < pc);
+    if insns.get(at).is_none_or(|i| i.0 != pc) {
+        return 1;
+    }
+    let mut n = 0;
+    for &(_, ends) in insns.iter().skip(at).take(512) {
+        n += 1;
+        if ends {
+            break;
+        }
+    }
+    n
+}
+
+/// `objdump -d` of `path` between `lo` and `hi`.
+fn disassemble(path: &PathBuf, lo: u64, hi: u64) -> Result<Vec<(u64, bool)>> {
+    let out = Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(format!("--start-address={lo:#x}"))
+        .arg(format!("--stop-address={hi:#x}"))
+        .arg(path)
+        .output()
+        .map_err(|e| format!("objdump: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "objdump {}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(instructions(&String::from_utf8_lossy(&out.stdout)))
+}
+
 /// Blocks per function, most first, and the blocks no symbol covers.
 fn per_function(pcs: &[u64], base: u64, syms: &[(u64, String)]) -> (Vec<(String, u64)>, u64) {
+    per_function_weighted(pcs, base, syms, |_| 1)
+}
+
+/// [`per_function`], each block counted `weight(offset)` times.
+fn per_function_weighted(
+    pcs: &[u64],
+    base: u64,
+    syms: &[(u64, String)],
+    mut weight: impl FnMut(u64) -> u64,
+) -> (Vec<(String, u64)>, u64) {
     // Past the last symbol by more than this is outside the binary.
     const SLACK: u64 = 1 << 20;
     let last = syms.last().map_or(0, |s| s.0);
@@ -149,7 +255,7 @@ fn per_function(pcs: &[u64], base: u64, syms: &[(u64, String)]) -> (Vec<(String,
             continue;
         };
         match syms.partition_point(|s| s.0 <= off).checked_sub(1) {
-            Some(i) => *counts.entry(&syms[i].1).or_default() += 1,
+            Some(i) => *counts.entry(&syms[i].1).or_default() += weight(off),
             None => outside += 1,
         }
     }
@@ -177,26 +283,42 @@ pub fn run(o: &Options) -> Result<u8> {
             .iter()
             .find(|s| s.1 == "_start")
             .ok_or_else(|| format!("{}: no _start for --base auto", o.symbols.display()))?;
-        let base = pcs[0].wrapping_sub(start.0);
-        if base % 4096 != 0 {
-            return Err(format!(
-                "--base auto: the first block, {:#x}, is not _start of a page-aligned load",
-                pcs[0]
-            ));
-        }
-        base
+        pcs.iter()
+            .map(|pc| pc.wrapping_sub(start.0))
+            .find(|base| base % 4096 == 0 && *base < u64::MAX / 2)
+            .ok_or_else(|| {
+                format!(
+                    "--base auto: no logged block is _start ({:#x}) of a page-aligned load",
+                    start.0
+                )
+            })?
     } else {
         hex(&o.base).ok_or_else(|| format!("--base: not hexadecimal: {}", o.base))?
     };
-    let (funcs, outside) = per_function(&pcs, base, &syms);
-    let what = match kind {
-        Kind::Translated => "blocks translated",
-        Kind::Executed => "blocks executed",
+    let (funcs, outside) = if o.insns {
+        if kind != Kind::Executed {
+            return Err("--insns counts an exec log's blocks (-d exec,nochain)".into());
+        }
+        let offsets = pcs.iter().filter_map(|pc| pc.checked_sub(base));
+        let lo = offsets.clone().min().unwrap_or(0);
+        let hi = offsets.max().unwrap_or(0).saturating_add(4096);
+        let insns = disassemble(&o.symbols, lo, hi)?;
+        // Each block's length once, not once per execution.
+        let mut lens: HashMap<u64, u64> = HashMap::new();
+        per_function_weighted(&pcs, base, &syms, |off| {
+            *lens.entry(off).or_insert_with(|| block_len(&insns, off))
+        })
+    } else {
+        per_function(&pcs, base, &syms)
     };
-    let inside = pcs.len() as u64 - outside;
+    let what = match (kind, o.insns) {
+        (Kind::Translated, _) => "blocks translated",
+        (Kind::Executed, false) => "blocks executed",
+        (Kind::Executed, true) => "instructions executed (blocks outside: uncounted)",
+    };
+    let inside: u64 = funcs.iter().map(|f| f.1).sum();
     println!(
-        "{what}: {} ({inside} in {}, base {base:#x}; {outside} outside)",
-        pcs.len(),
+        "{what}: {inside} in {}, base {base:#x}; {outside} blocks outside",
         o.symbols.display()
     );
     for (name, n) in funcs.iter().take(o.top) {
@@ -233,6 +355,32 @@ mod tests {
                 ]
             )
         );
+    }
+
+    #[test]
+    fn blocks_end_where_tcg_ends_them() {
+        let dis = "\nvmlinux:     file format elf64-x86-64\n\n\
+            0000000000001000 <a>:\n\
+            \x20   1000:\tmov    %rsp,%rbp\n\
+            \x20   1003:\tadd    $0x1,%eax\n\
+            \x20   1006:\tjne    1000 <a>\n\
+            \x20   1008:\tnotrack jmp *%rax\n\
+            \x20   100b:\trep stos %al,%es:(%rdi)\n\
+            \x20   100d:\tcall   2000 <c>\n\
+            \x20   1012:\tret\n";
+        let insns = instructions(dis);
+        assert_eq!(insns.len(), 7, "{insns:?}");
+        assert_eq!(block_len(&insns, 0x1000), 3);
+        assert_eq!(block_len(&insns, 0x1003), 2);
+        assert_eq!(block_len(&insns, 0x1008), 1, "a prefixed jump");
+        assert_eq!(block_len(&insns, 0x100b), 1, "a rep string op");
+        assert_eq!(block_len(&insns, 0x100d), 1);
+        assert_eq!(block_len(&insns, 0x1001), 1, "not an instruction start");
+        let syms = vec![(0x1000, "a".to_string())];
+        let (f, _) = per_function_weighted(&[0x1000, 0x1000, 0x1003], 0, &syms, |o| {
+            block_len(&insns, o)
+        });
+        assert_eq!(f, vec![("a".to_string(), 8)]);
     }
 
     #[test]
