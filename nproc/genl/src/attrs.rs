@@ -178,6 +178,49 @@ mod tests {
         assert_eq!(walk(&buf[..7]).unwrap(), [(1, b"abc".to_vec())]);
     }
 
+    /// [`for_each`]'s reading of `buf`, as [`walk`] gives it.
+    fn walk_loop(buf: &[u8]) -> Result<Vec<(u16, Vec<u8>)>, String> {
+        let mut out = Vec::new();
+        for_each(buf, "test", |kind, value| {
+            out.push((kind, value.to_vec()));
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    #[test]
+    fn the_loop_reads_what_the_iterator_reads() {
+        let mut good = attr(1, b"abc");
+        good.extend(attr(2 | 1 << 14, &7u64.to_ne_bytes()));
+        good.extend(attr(3, b""));
+        let mut past = good.clone();
+        past.extend(attr(4, b"abcdefgh"));
+        past.truncate(past.len() - 1);
+        let mut short = good.clone();
+        short.extend([2, 0, 5, 0]);
+        for buf in [
+            &good[..],
+            &good[..good.len() - 1],
+            &past,
+            &short,
+            &[1, 2],
+            &[],
+        ] {
+            assert_eq!(walk_loop(buf), walk(buf), "{buf:?}");
+        }
+        // The callback's error ends the walk and is the result.
+        let mut seen = 0;
+        let r = for_each(&good, "test", |_, _| {
+            seen += 1;
+            Err(Error::Decode("stop".into()))
+        });
+        assert_eq!(
+            (r.map_err(|e| e.to_string()), seen),
+            (Err("malformed nproc reply: stop".into()), 1)
+        );
+    }
+
     #[test]
     fn a_malformed_attribute_is_an_error_and_ends_the_walk() {
         let good = attr(1, b"abcd");
