@@ -33,7 +33,7 @@
 //! without parity or counting (done in the first boot). Its table gives
 //! each dump's work in instructions, kernel and user, free of what TCG
 //! adds to the host's time (translation, the host's load, its uneven price
-//! per instruction); it costs about two more minutes.
+//! per instruction); it costs about a minute more.
 //!
 //! Why QEMU TCG and not UML: TCG emulates kernel and user code alike, so
 //! a syscall-heavy and a syscall-light reader compare fairly; UML runs
@@ -86,8 +86,9 @@ enum Clock {
     /// and TCG's uneven price per instruction (a syscall, a page fault or
     /// a TLB refill costs it far more than the instructions they run). What
     /// is left is how much work each tool has the machine do, every
-    /// instruction weighing the same, deterministic to a fraction of a
-    /// percent. Hardware is not that either: it charges syscalls, cache
+    /// instruction weighing the same: nps's counts repeat to half a
+    /// percent, ps's to a few percent (README.md, "nproc benchmark").
+    /// Hardware is not that either: it charges syscalls, cache
     /// misses and TLB refills more than an instruction each, and ps has
     /// far more of them (17.6 syscalls per process against 0.03).
     Instructions,
