@@ -5,8 +5,9 @@
 //! which replaced it, spends most of its ~70 instructions per call
 //! choosing and setting up a vector search that ends in the first vector
 //! (callgrind of `cargo bench -p nproc --bench dump`: 137 instructions per
-//! task for the two). Eight bytes at a time in a general register is
-//! about a third of that on such strings.
+//! task for the two). Eight bytes at a time in a general register
+//! saves about half of that on such strings (`fill_task` 1,081 -> 1,015
+//! instructions per task in the same bench).
 
 /// `0x01` in every byte.
 const LO: u64 = u64::from_ne_bytes([0x01; 8]);
