@@ -133,7 +133,15 @@ fn example_series_generate_check_apply_export() {
     );
     let (cover, p1, p2) = (&files[0].1, &files[1].1, &files[2].1);
     assert!(cover.contains("Subject: [PATCH 0/2] kallsyms: generator example series\n"));
-    assert!(cover.contains("\nBase: Linux 6.12.117 (Debian linux-source-6.12 6.12.117-1)\n"));
+    // The base line names the tree it was made on: the installed sublevel.
+    let base_line = cover
+        .lines()
+        .find(|l| l.starts_with("Base: Linux 6.12."))
+        .expect("a Base: line");
+    assert!(
+        base_line.ends_with(")") && base_line.contains(" (Debian linux-source-6.12 6.12."),
+        "{base_line}"
+    );
     assert!(!cover.contains("***"), "template left over:\n{cover}");
     // The vendored list counts what the patches add; arrayvec's identical
     // re-copy in patch 2 is not listed.
@@ -177,6 +185,42 @@ fn example_series_generate_check_apply_export() {
         "{err}"
     );
 
+    // The base moved: the committed series names another sublevel (and
+    // other blob ids) but applies to the same tree: a notice, exit 0.
+    let cover_path = out.join(&files[0].0);
+    let p1_path = out.join(&files[1].0);
+    let index = p1
+        .lines()
+        .find(|l| l.starts_with("index "))
+        .expect("an index line");
+    fs::write(
+        &cover_path,
+        cover.replace(base_line, "Base: Linux 6.12.1 (an older sublevel)"),
+    )
+    .unwrap();
+    fs::write(
+        &p1_path,
+        p1.replacen(index, "index 000000000000..111111111111 100644", 1),
+    )
+    .unwrap();
+    let err = ok(&xtask(&[&"--check", &"--series", &series, &"--out", &out]));
+    assert!(
+        err.contains("notice: the base moved: the committed series was made on Linux 6.12.1 (an older sublevel)"),
+        "{err}"
+    );
+    // ... but a changed source is a failure even then: here a message.
+    let msg = series.join("01-example/message");
+    let msg_text = fs::read_to_string(&msg).unwrap();
+    fs::write(&msg, msg_text.replacen('\n', "\n\nA new paragraph.\n", 1)).unwrap();
+    let err = fails(&xtask(&[&"--check", &"--series", &series, &"--out", &out]));
+    assert!(
+        err.contains("the sources no longer generate the committed series: made on Linux 6.12.1"),
+        "{err}"
+    );
+    fs::write(&msg, msg_text).unwrap();
+    fs::write(&cover_path, cover).unwrap();
+    fs::write(&p1_path, p1).unwrap();
+
     // A hand edit of a committed patch is found, with file and line.
     let p2_path = out.join(&files[2].0);
     fs::write(&p2_path, format!("{p2}extra\n")).unwrap();
@@ -210,7 +254,39 @@ fn example_series_generate_check_apply_export() {
     fs::copy(pristine().join("init/Kconfig"), tree.join("init/Kconfig")).unwrap();
     git(&tree, &["init", "-q"]);
     git(&tree, &["add", "."]);
-    git(&tree, &["commit", "-q", "-m", "Linux 6.12.117"]);
+    git(&tree, &["commit", "-q", "-m", "Linux 6.12"]);
+    // A stable update that rewrote a hunk's context: the error names the
+    // patch, the file and the hunk.
+    let header = p1
+        .split("+++ b/init/Kconfig\n")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .expect("patch 1 changes init/Kconfig");
+    let start: usize = header["@@ -".len()..]
+        .split([',', ' '])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let kconfig = fs::read_to_string(tree.join("init/Kconfig")).unwrap();
+    let rewritten: String = kconfig
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if (start - 1..start + 2).contains(&i) {
+                "# rewritten by a stable update\n".to_string()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    fs::write(tree.join("init/Kconfig"), rewritten).unwrap();
+    git(&tree, &["commit", "-q", "-a", "-m", "Linux 6.12.y"]);
+    let err = fails(&xtask(&[&"--apply", &tree, &"--out", &out]));
+    let want = format!("patch {}: file init/Kconfig, hunk `{header}`", files[1].0);
+    assert!(err.contains(&want), "{want} not in:\n{err}");
+    git(&tree, &["am", "--abort"]);
+    git(&tree, &["reset", "-q", "--hard", "HEAD~1"]);
     ok(&xtask(&[&"--apply", &tree, &"--out", &out]));
     assert_eq!(git(&tree, &["rev-list", "--count", "HEAD"]).trim(), "3");
     // A hand edit of a vendored file in DIR is not exported, and said so.

@@ -39,7 +39,7 @@ pub struct Patch {
 /// The whole series as described in the series directory.
 #[derive(Debug, Clone)]
 pub struct Series {
-    /// The one-line base description (`Linux 6.12.117 (...)`).
+    /// The one-line base: the branch the series follows (`Linux 6.12`).
     pub base: String,
     /// Cover letter subject.
     pub cover_subject: String,

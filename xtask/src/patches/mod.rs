@@ -27,14 +27,17 @@
 //! `kernel/series/checkpatch-exceptions`.
 
 mod checkpatch;
+mod conflict;
 mod cover;
 mod diffsum;
 mod export;
 pub(crate) mod input;
+mod placeholder;
 mod scratch;
 mod vendor;
 
-use crate::{env, kernel, run, Result};
+use crate::linux_source::{self, Source};
+use crate::{env, run, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -63,6 +66,11 @@ pub struct Options {
     /// Where the generated patches live.
     #[arg(long, value_name = "DIR", default_value_os_t = env::repo_root().join("patches/kallsyms-fast"))]
     pub out: PathBuf,
+    /// Work on this Debian version of linux-source-6.12 instead of the
+    /// installed one (downloaded and unpacked under the cache); `other`
+    /// picks the newest one Debian serves with a different sublevel.
+    #[arg(long, value_name = "VERSION", conflicts_with_all = ["apply", "export"])]
+    pub linux_source: Option<String>,
 }
 
 /// Run `cargo xtask patches` with `opts`.
@@ -76,10 +84,12 @@ pub fn run(opts: &Options) -> Result<u8> {
     if let Some(dir) = &opts.export {
         return export::run(&series, &abs(dir)?).map(|()| 0);
     }
+    let src = linux_source::select(opts.linux_source.as_deref())?;
+    eprintln!("patches: base {} at {}", src.label, src.tree.display());
     if opts.check {
-        return check(&series, &out);
+        return check(&series, &out, &src);
     }
-    let g = generate(&series)?;
+    let g = generate(&series, &src)?;
     write_out(&out, &g.patches)?;
     eprintln!(
         "patches: wrote {} files to {}",
@@ -91,6 +101,8 @@ pub fn run(opts: &Options) -> Result<u8> {
 
 /// A generated series: the scratch repository and the patch texts.
 pub struct Generated {
+    /// The pristine tree the series was generated on.
+    pub src: Source,
     /// The repository the patches were made from (HEAD = last patch).
     pub scratch: Scratch,
     /// The files of the tree's base commit.
@@ -103,35 +115,22 @@ pub struct Generated {
     pub steps: Vec<cover::Step>,
 }
 
-/// The pristine kernel tree, unpacked if missing, checked against `base`.
-fn pristine(base: &str, series_dir: &Path) -> Result<PathBuf> {
-    let src = kernel::ensure_source()?;
+/// Check that `src` is on the branch `base` names ("Linux 6.12" follows
+/// 6.12.y; "Linux 6.12.117" pins one sublevel).
+fn check_branch(base: &str, series_dir: &Path, src: &Source) -> Result<()> {
     let Some(want) = input::base_version(base) else {
-        return Ok(src);
+        return Ok(());
     };
-    let mk = fs::read_to_string(src.join("Makefile"))
-        .map_err(|e| format!("cannot read {}/Makefile: {e}", src.display()))?;
-    let var = |name: &str| {
-        mk.lines()
-            .find_map(|l| l.strip_prefix(name)?.trim_start().strip_prefix('='))
-            .map(str::trim)
-            .unwrap_or("")
-            .to_string()
-    };
-    let have = format!(
-        "{}.{}.{}",
-        var("VERSION"),
-        var("PATCHLEVEL"),
-        var("SUBLEVEL")
-    );
-    if have != want && format!("{}.{}", var("VERSION"), var("PATCHLEVEL")) != want {
+    let have = src.version()?;
+    let on_branch = have == want || have.starts_with(&format!("{want}."));
+    if !on_branch {
         return Err(format!(
             "{}/base says Linux {want}, but {} is {have}",
             series_dir.display(),
-            src.display()
+            src.tree.display()
         ));
     }
-    Ok(src)
+    Ok(())
 }
 
 /// The pristine files the series needs in its base commit.
@@ -166,11 +165,11 @@ fn base_files(series: &input::Series, src: &Path) -> Result<Vec<String>> {
 }
 
 /// Generate the series into a scratch repository and a temp directory.
-pub fn generate(series_dir: &Path) -> Result<Generated> {
+pub fn generate(series_dir: &Path, src: &Source) -> Result<Generated> {
     let series = input::load(series_dir)?;
-    let src = pristine(&series.base, series_dir)?;
-    let base_files = base_files(&series, &src)?;
-    let scratch = Scratch::new(&src, &base_files)?;
+    check_branch(&series.base, series_dir, src)?;
+    let base_files = base_files(&series, &src.tree)?;
+    let scratch = Scratch::new(&src.tree, &base_files)?;
     let meta = if series.patches.iter().any(|p| !p.vendor.is_empty()) {
         Some(vendor::Metadata::load()?)
     } else {
@@ -193,7 +192,14 @@ pub fn generate(series_dir: &Path) -> Result<Generated> {
                     diff.as_os_str(),
                 ],
             )
-            .map_err(|e| format!("patch {}: {}: {e}", p.name, diff.display()))?;
+            .map_err(|e| {
+                format!(
+                    "patch {} does not apply to {}: {}",
+                    p.name,
+                    src.label,
+                    conflict::describe(&e, diff)
+                )
+            })?;
         }
         for v in &p.vendor {
             let meta = meta.as_ref().ok_or("metadata not loaded")?;
@@ -261,12 +267,14 @@ pub fn generate(series_dir: &Path) -> Result<Generated> {
         .find(|k| k.starts_with("0000-"))
         .cloned()
         .ok_or("git format-patch wrote no cover letter")?;
-    let blurb = cover::blurb(&series.cover_body, &steps, &series.base)?;
+    let blurb = cover::blurb(&series.cover_body, &steps, &src.label)?;
     let cover = cover::fill(&patches[&cover_name], &series.cover_subject, &blurb)?;
     fs::write(dir.join(&cover_name), &cover)
         .map_err(|e| format!("cannot write {}: {e}", dir.join(&cover_name).display()))?;
     patches.insert(cover_name, cover);
+    placeholder::refuse(&patches)?;
     Ok(Generated {
+        src: src.clone(),
         scratch,
         base_files,
         patches,
@@ -302,14 +310,26 @@ fn am_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// `git am` of the patches in `dir` onto a fresh copy of `g`'s base;
+/// returns the tree it gives. A patch that does not apply is named with
+/// its file and hunk.
+fn am_onto_base(g: &Generated, dir: &Path) -> Result<String> {
+    let fresh = Scratch::new(&g.src.tree, &g.base_files)?;
+    let mut am = scratch::git(&fresh.tree);
+    am.args(["am", "-q"]).args(am_files(dir)?);
+    conflict::run_am(&mut am, dir).map_err(|e| {
+        format!(
+            "the series in {} does not `git am` onto {}: {e}",
+            dir.display(),
+            g.src.label,
+        )
+    })?;
+    fresh.head_tree()
+}
+
 /// `git am` of the generated series onto a fresh base gives HEAD's tree.
 fn round_trip(g: &Generated) -> Result<()> {
-    let src = kernel::ensure_source()?;
-    let fresh = Scratch::new(&src, &g.base_files)?;
-    let mut am = scratch::git(&fresh.tree);
-    am.args(["am", "-q"]).args(am_files(&g.dir)?);
-    run::output(&mut am).map_err(|e| format!("the series does not `git am` onto its base: {e}"))?;
-    let (want, have) = (g.scratch.head_tree()?, fresh.head_tree()?);
+    let (want, have) = (g.scratch.head_tree()?, am_onto_base(g, &g.dir)?);
     if want != have {
         return Err(format!(
             "`git am` of the series gives tree {have}, the generator made {want}"
@@ -318,9 +338,34 @@ fn round_trip(g: &Generated) -> Result<()> {
     Ok(())
 }
 
+/// A patch without what depends on the base rather than on the sources:
+/// the cover letter's `Base:` line, and in the diffs the `index` lines,
+/// the hunk headers and the context lines. Messages and the lines a patch
+/// adds or removes stay.
+fn without_base_lines(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_diff = false;
+    for l in text.lines() {
+        in_diff |= l.starts_with("diff --git ");
+        let base_dependent = l.starts_with("Base: ")
+            || (in_diff && (l.starts_with("index ") || l.starts_with("@@ ") || l.starts_with(' ')));
+        if !base_dependent {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The `Base:` line of a cover letter, if any.
+fn cover_base(patches: &BTreeMap<String, String>) -> Option<&str> {
+    let (_, cover) = patches.iter().find(|(k, _)| k.starts_with("0000-"))?;
+    cover.lines().find_map(|l| l.strip_prefix("Base: "))
+}
+
 /// checkpatch over each patch; returns the number of unexcused findings.
 fn run_checkpatch(series_dir: &Path, g: &Generated) -> Result<usize> {
-    let src = kernel::ensure_source()?;
+    let src = &g.src.tree;
     let known: BTreeSet<String> = g.patches.keys().cloned().collect();
     let exc_file = series_dir.join("checkpatch-exceptions");
     let exceptions = match fs::read_to_string(&exc_file) {
@@ -335,7 +380,7 @@ fn run_checkpatch(series_dir: &Path, g: &Generated) -> Result<usize> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let findings = checkpatch::run_one(&src, &file)?;
+        let findings = checkpatch::run_one(src, &file)?;
         for f in &findings {
             if let Some(e) = exceptions
                 .iter()
@@ -363,9 +408,8 @@ fn run_checkpatch(series_dir: &Path, g: &Generated) -> Result<usize> {
 
 /// Vendored licenses without a text in `LICENSES/`; returns their number.
 fn check_licenses(g: &Generated) -> Result<usize> {
-    let src = kernel::ensure_source()?;
     let mut bad = 0;
-    let declared = vendor::declared_licenses(&[&src, &g.scratch.tree])?;
+    let declared = vendor::declared_licenses(&[&g.src.tree, &g.scratch.tree])?;
     for (n, total, c) in &g.steps {
         for id in vendor::missing_licenses(&c.spdx, &declared) {
             eprintln!(
@@ -380,10 +424,46 @@ fn check_licenses(g: &Generated) -> Result<usize> {
 }
 
 /// `--check`: regenerate, compare, round-trip, checkpatch, licenses.
-fn check(series_dir: &Path, out: &Path) -> Result<u8> {
-    let g = generate(series_dir)?;
+///
+/// When the committed series was made on another base (its cover letter's
+/// `Base:` line differs: Debian moved to a new 6.12.y sublevel) and it
+/// still `git am`s onto this base to the tree the sources generate, the
+/// differences are the base's, not the sources': a notice with the command
+/// that refreshes the series, not a failure.
+fn check(series_dir: &Path, out: &Path, src: &Source) -> Result<u8> {
+    let g = generate(series_dir, src)?;
     let committed = diffsum::read_patches(out)?;
-    let diffs = diffsum::summary(&committed, &g.patches);
+    let mut diffs = diffsum::summary(&committed, &g.patches);
+    let committed_base = cover_base(&committed).unwrap_or("(no Base: line)");
+    if !diffs.is_empty() && committed_base != g.src.label {
+        let same_text = committed.len() == g.patches.len()
+            && committed
+                .iter()
+                .zip(&g.patches)
+                .all(|((n1, t1), (n2, t2))| {
+                    n1 == n2 && without_base_lines(t1) == without_base_lines(t2)
+                });
+        let have = am_onto_base(&g, out)?;
+        if !same_text || have != g.scratch.head_tree()? {
+            for d in &diffs {
+                eprintln!("patches: {}/{d}", out.display());
+            }
+            return Err(format!(
+                "the sources no longer generate the committed series: made on {committed_base}, \
+                 it applies to {}, but its messages, changed lines or resulting tree differ \
+                 from what the sources generate (run `cargo xtask patches`)",
+                g.src.label
+            ));
+        }
+        eprintln!(
+            "patches: notice: the base moved: the committed series was made on {committed_base}; \
+             on {} it still applies and gives the tree the sources generate ({} file(s) differ \
+             only in base-dependent lines). Refresh it with `cargo xtask patches`.",
+            g.src.label,
+            diffs.len()
+        );
+        diffs.clear();
+    }
     for d in &diffs {
         eprintln!("patches: {}/{d}", out.display());
     }
@@ -414,9 +494,11 @@ fn check(series_dir: &Path, out: &Path) -> Result<u8> {
         return Err(why.join("; "));
     }
     eprintln!(
-        "patches: PASS ({} files in {} up to date, checkpatch clean, licenses in LICENSES/)",
+        "patches: PASS ({} files in {} are what the sources generate on {}, checkpatch clean, \
+         licenses in LICENSES/)",
         g.patches.len(),
-        out.display()
+        out.display(),
+        g.src.label
     );
     Ok(0)
 }
@@ -426,7 +508,7 @@ fn apply(out: &Path, dir: &Path) -> Result<()> {
     let files = am_files(out)?;
     let mut am = Command::new("git");
     am.arg("-C").arg(dir).arg("am").args(&files);
-    run::status(&mut am).map_err(|e| {
+    conflict::run_am(&mut am, out).map_err(|e| {
         format!(
             "{e}\n  (`git -C {} am --abort` returns DIR to where it was)",
             dir.display()

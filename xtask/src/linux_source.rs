@@ -1,0 +1,218 @@
+//! Debian's `linux-source-6.12`: the pristine tree the series applies to
+//! and the test kernels build from.
+//!
+//! The package moves along the 6.12.y stable branch (6.12.117, then
+//! 6.12.118, ...). The harness follows whatever sublevel is installed, and
+//! can fetch any other version Debian serves beside it (`apt-get
+//! download`, unpacked under the cache), which is how `cargo xtask test`
+//! proves the series on two sublevels.
+
+use crate::{env, kernel, run, Result};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The Debian package that ships the tarball.
+pub const PACKAGE: &str = "linux-source-6.12";
+
+/// A pristine kernel tree and the line that names it.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The unpacked tree (its top-level `Makefile` is there).
+    pub tree: PathBuf,
+    /// "Linux 6.12.118 (Debian linux-source-6.12 6.12.118-1~deb12u1)".
+    pub label: String,
+}
+
+impl Source {
+    /// `VERSION.PATCHLEVEL.SUBLEVEL` from the tree's Makefile.
+    pub fn version(&self) -> Result<String> {
+        makefile_version(&self.tree)
+    }
+}
+
+/// `VERSION.PATCHLEVEL.SUBLEVEL` from a kernel tree's top-level Makefile.
+pub fn makefile_version(tree: &Path) -> Result<String> {
+    let path = tree.join("Makefile");
+    let mk =
+        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let var = |name: &str| {
+        mk.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim_start().strip_prefix('='))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("{}: no {name} line", path.display()))
+    };
+    Ok(format!(
+        "{}.{}.{}",
+        var("VERSION")?,
+        var("PATCHLEVEL")?,
+        var("SUBLEVEL")?
+    ))
+}
+
+/// The upstream part of a Debian version: "6.12.117-1~deb12u1" -> "6.12.117".
+pub fn upstream(deb_version: &str) -> &str {
+    let v = deb_version
+        .split_once(':')
+        .map_or(deb_version, |(_, rest)| rest);
+    v.rsplit_once('-').map_or(v, |(up, _)| up)
+}
+
+fn label(tree: &Path, deb_version: &str) -> Result<String> {
+    Ok(format!(
+        "Linux {} (Debian {PACKAGE} {deb_version})",
+        makefile_version(tree)?
+    ))
+}
+
+/// The installed package's tree, unpacked into the cache if needed.
+pub fn installed() -> Result<Source> {
+    let tree = kernel::ensure_source()?;
+    let deb = run::stdout_opt(Command::new("dpkg-query").args(["-W", "-f=${Version}", PACKAGE]))
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| format!("{PACKAGE} is not installed (run `cargo xtask setup`)"))?;
+    Ok(Source {
+        label: label(&tree, deb.trim())?,
+        tree,
+    })
+}
+
+/// The versions of the package apt can fetch, as `apt-cache madison`
+/// lists them (newest first, each once).
+pub fn served_versions() -> Result<Vec<String>> {
+    let out = run::output(Command::new("apt-cache").args(["madison", PACKAGE]))?;
+    let mut v: Vec<String> = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut cols = line.split('|').map(str::trim);
+        if cols.next() != Some(PACKAGE) {
+            continue;
+        }
+        if let Some(ver) = cols.next().filter(|s| !s.is_empty()) {
+            if !v.iter().any(|x| x == ver) {
+                v.push(ver.to_string());
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// The newest version Debian serves whose upstream sublevel differs from
+/// the installed tree's.
+pub fn other_sublevel() -> Result<String> {
+    let have = makefile_version(&installed()?.tree)?;
+    let served = served_versions()?;
+    served
+        .iter()
+        .find(|v| upstream(v) != have)
+        .cloned()
+        .ok_or_else(|| {
+            format!(
+                "apt serves no {PACKAGE} other than Linux {have} (it lists: {}); \
+                 run `apt-get update`, or name a version with --linux-source",
+                served.join(", ")
+            )
+        })
+}
+
+/// `version` of the package, downloaded and unpacked under the cache
+/// (`linux-source/<version>/`), reused when already there.
+pub fn fetch(version: &str) -> Result<Source> {
+    if version.is_empty() || version.contains(['/', ' ']) || version.starts_with('.') {
+        return Err(format!("not a Debian version: {version:?}"));
+    }
+    let dir = env::cache_dir().join("linux-source").join(version);
+    let tree = dir.join(env::KERNEL_SRC_DIRNAME);
+    let stamp = dir.join(".kfast-unpacked");
+    if tree.join("Makefile").exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(version)
+    {
+        return Ok(Source {
+            label: label(&tree, version)?,
+            tree,
+        });
+    }
+    if dir.exists() {
+        fs::remove_dir_all(&dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    eprintln!(
+        "linux-source: fetching {PACKAGE} {version} into {}",
+        dir.display()
+    );
+    run::output(
+        Command::new("apt-get")
+            .current_dir(&dir)
+            .args(["download", "-q"])
+            .arg(format!("{PACKAGE}={version}")),
+    )
+    .map_err(|e| format!("{e}\n  (`apt-cache madison {PACKAGE}` lists what Debian serves)"))?;
+    let deb = fs::read_dir(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "deb"))
+        .ok_or_else(|| format!("apt-get download left no .deb in {}", dir.display()))?;
+    let files = dir.join("deb");
+    run::output(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&files))?;
+    let tarball = files.join(
+        Path::new(env::KERNEL_SRC_TARBALL)
+            .strip_prefix("/")
+            .map_err(|e| e.to_string())?,
+    );
+    run::output(
+        Command::new("tar")
+            .arg("-xf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(&dir),
+    )?;
+    for p in [files, deb] {
+        let rm = if p.is_dir() {
+            fs::remove_dir_all(&p)
+        } else {
+            fs::remove_file(&p)
+        };
+        rm.map_err(|e| format!("cannot remove {}: {e}", p.display()))?;
+    }
+    fs::write(&stamp, version).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    Ok(Source {
+        label: label(&tree, version)?,
+        tree,
+    })
+}
+
+/// The source `--linux-source` names: `None` for the installed package,
+/// `other` for [`other_sublevel`], else a Debian version to [`fetch`].
+pub fn select(which: Option<&str>) -> Result<Source> {
+    match which {
+        None => installed(),
+        Some("other") => fetch(&other_sublevel()?),
+        Some(v) => fetch(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_strips_revision_and_epoch() {
+        assert_eq!(upstream("6.12.117-1~deb12u1"), "6.12.117");
+        assert_eq!(upstream("6.12.118-1~bpo12+1"), "6.12.118");
+        assert_eq!(upstream("1:6.12.9-2"), "6.12.9");
+        assert_eq!(upstream("6.12.117"), "6.12.117");
+    }
+
+    #[test]
+    fn makefile_version_reads_the_three_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(
+            tmp.path().join("Makefile"),
+            "# SPDX\nVERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 118\nEXTRAVERSION =\n",
+        )
+        .unwrap();
+        assert_eq!(makefile_version(tmp.path()).unwrap(), "6.12.118");
+        fs::write(tmp.path().join("Makefile"), "VERSION = 6\n").unwrap();
+        let err = makefile_version(tmp.path()).unwrap_err();
+        assert!(err.contains("no PATCHLEVEL line"), "{err}");
+    }
+}
