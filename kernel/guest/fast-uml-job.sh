@@ -10,7 +10,8 @@
 #                          whole /proc/PID/wchan reads (wchan-scale)
 #   unpriv-stock1, unpriv-fast1, unpriv-fast2, unpriv-stock2
 #                          every thread's wchan read by uid 1000
-#   generation             the wchan cache generation around rmmod/insmod
+#   generation             the wchan cache generation around rmmod, a failed
+#                          insmod and insmod
 # The exit code is the verdict: the first failure is printed and counted.
 D=/sys/kernel/debug/kallsyms_fast
 K=/sys/kernel/debug/kunit/kallsyms_fast
@@ -78,13 +79,18 @@ kfast-shim-guest wchan-unpriv --uid 1000 > $O/unpriv-stock2 || fail "unpriv stoc
 switch 1
 kill $sleepers
 
-# 6. The wchan cache across unload and load: the loader must bump the
-#    generation each time, and the suite (which also reads the module's
-#    kthreads' names through the cache) must still find fast == stock.
+# 6. The wchan cache across unload, a load that fails after the module
+#    was formed (fail_load=1 refuses it from parse_args()) and a load: the
+#    loader must bump the generation each time, and the suite (which also
+#    reads the module's kthreads' names through the cache) must still find
+#    fast == stock.
 {
 	echo "before $(cat $D/cache_generation)"
 	rmmod ksym_many || fail "rmmod ksym_many"
 	echo "unloaded $(cat $D/cache_generation)"
+	insmod /lib/modules/ksym_many.ko fail_load=1 2>/dev/null &&
+		fail "insmod ksym_many fail_load=1 succeeded"
+	echo "failed-load $(cat $D/cache_generation)"
 	insmod /lib/modules/ksym_many.ko nr_threads=16 || fail "insmod ksym_many again"
 	echo "reloaded $(cat $D/cache_generation)"
 } > $O/generation

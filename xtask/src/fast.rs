@@ -19,7 +19,9 @@
 //! so nothing of the stock kernel's is rebuilt or overwritten.
 
 use crate::patches::input::diff_paths;
-use crate::{env, guest_test, initramfs, kernel, modules, qemu, run, shim_test, Result};
+use crate::{
+    env, guest_test, initramfs, kernel, kunit_counts, modules, qemu, run, shim_test, Result,
+};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -327,6 +329,9 @@ fn check_result(result: &str) -> Vec<String> {
     if !compared {
         bad.push("KUnit did not compare the module's symbols (>= 2048 addresses)".to_string());
     }
+    // The second KUnit run (module loaded) and the third (after the
+    // cycles) both print module counts: every one must be whole.
+    bad.extend(kunit_counts::module_index_problems("fast-test", result));
     if !has("sprint-module") {
         bad.push("no benchmark table".to_string());
     }
@@ -383,12 +388,16 @@ mod tests {
     #[test]
     fn results_need_every_step() {
         let good = "ok 1 kallsyms_fast\n    # kallsyms_fast_test_modules: module symbols: \
-                    12000 addresses, 0 mismatches\nok 1 kallsyms_fast\nsprint-module 4096 1 1\n\
+                    12000 addresses (0 answered by the core index, 12000 of 12000 module addresses \
+                    by a module index), 0 mismatches\n# module names: 9 names (9 of 9 module names \
+                    by a module name index)\nok 1 kallsyms_fast\nsprint-module 4096 1 1\n\
                     cycles: 20 of 20\nok 1 kallsyms_fast\nKFAST-VERDICT ok\n";
         assert!(check_result(good).is_empty(), "{:?}", check_result(good));
         let bad = good.replace("cycles: 20 of 20", "cycles: 7 of 20");
         assert_eq!(check_result(&bad).len(), 1);
-        let bad = good.replace("12000", "12");
+        let bad = good.replace("12000 addresses", "12 addresses");
+        assert_eq!(check_result(&bad).len(), 1);
+        let bad = good.replace("12000 of 12000", "0 of 12000");
         assert_eq!(check_result(&bad).len(), 1);
         let bad = format!("{good}    not ok 2 kallsyms_fast_test_modules\n");
         assert_eq!(check_result(&bad).len(), 1);

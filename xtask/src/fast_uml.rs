@@ -16,14 +16,16 @@
 //!    core code, 1,000 `ksym_many` kthreads), stock and fast alternately;
 //! 4. permission parity: every thread's wchan read by uid 1000, stock and
 //!    fast, compared as the shim suite compares them;
-//! 5. the wchan cache generation must move on each unload and load.
+//! 5. the wchan cache generation must move on each unload and load, and
+//!    on a load that fails after the module was formed (the loader's
+//!    error path).
 //!
 //! A failed KUnit case, a missing step, kernel trouble on the console or a
 //! permission difference fails the run; the numbers are printed, never
 //! asserted.
 
 use crate::uml::{self, Uml};
-use crate::{env, fast, initramfs, modules, shim_test, Result};
+use crate::{env, fast, initramfs, kunit_counts, modules, shim_test, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -180,6 +182,7 @@ fn kunit_failures(run: &str, text: &str) -> Vec<String> {
                 "KUnit ({run}): module symbols not compared (>= 2048 addresses)"
             ));
         }
+        bad.extend(kunit_counts::module_index_problems(run, text));
     }
     bad
 }
@@ -205,8 +208,8 @@ fn print_scale(out: &Path) {
     }
 }
 
-/// `before G`, `unloaded G`, `reloaded G`: each must be larger than the one
-/// before it.
+/// `before G`, `unloaded G`, `failed-load G`, `reloaded G`: each must be
+/// larger than the one before it.
 fn check_generation(text: &str) -> Vec<String> {
     let gens: Vec<(String, u64)> = text
         .lines()
@@ -216,7 +219,7 @@ fn check_generation(text: &str) -> Vec<String> {
         })
         .collect();
     let names: Vec<&str> = gens.iter().map(|(w, _)| w.as_str()).collect();
-    if names != ["before", "unloaded", "reloaded"] {
+    if names != ["before", "unloaded", "failed-load", "reloaded"] {
         return vec![format!(
             "wchan cache generation: unreadable record {text:?}"
         )];
@@ -239,9 +242,18 @@ mod tests {
 
     #[test]
     fn generation_must_move_each_time() {
-        assert!(check_generation("before 3\nunloaded 4\nreloaded 6\n").is_empty());
+        assert!(check_generation("before 3\nunloaded 4\nfailed-load 5\nreloaded 6\n").is_empty());
         assert_eq!(
-            check_generation("before 3\nunloaded 3\nreloaded 6\n").len(),
+            check_generation("before 3\nunloaded 3\nfailed-load 4\nreloaded 6\n").len(),
+            1
+        );
+        // The loader's error path without the invalidation.
+        assert_eq!(
+            check_generation("before 3\nunloaded 4\nfailed-load 4\nreloaded 6\n"),
+            ["wchan cache generation did not move from unloaded (4) to failed-load (4)"]
+        );
+        assert_eq!(
+            check_generation("before 3\nunloaded 4\nreloaded 6\n").len(),
             1
         );
         assert_eq!(check_generation("before 3\n").len(), 1);
@@ -250,12 +262,13 @@ mod tests {
 
     #[test]
     fn kunit_needs_a_pass_and_module_symbols() {
-        let good =
-            "    # kallsyms_fast_test_modules: module symbols: 3075 addresses, 0 mismatches\n\
+        let good = "    # kallsyms_fast_test_modules: module symbols: 3075 addresses (0 answered \
+                    by the core index, 3075 of 3075 module addresses by a module index), 0 mismatches\n\
+                    # module names: 1024 names (1024 of 1024 module names by a module name index)\n\
                     ok 1 kallsyms_fast\n";
         assert!(kunit_failures("module", good).is_empty());
         assert!(kunit_failures("boot", "ok 1 kallsyms_fast\n").is_empty());
-        assert_eq!(kunit_failures("module", "ok 1 kallsyms_fast\n").len(), 1);
+        assert_eq!(kunit_failures("module", "ok 1 kallsyms_fast\n").len(), 3);
         let failed = format!("{good}    not ok 2 kallsyms_fast_test_modules\n");
         assert_eq!(kunit_failures("module", &failed).len(), 1);
         assert_eq!(kunit_failures("boot", "").len(), 1);

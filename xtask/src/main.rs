@@ -35,6 +35,7 @@ mod guest_test;
 mod initramfs;
 mod kconfig;
 mod kernel;
+mod kunit_counts;
 mod lint;
 mod linux_source;
 mod modules;

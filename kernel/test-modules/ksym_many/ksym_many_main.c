@@ -28,6 +28,27 @@ static unsigned int ksm_nr_threads;
 static unsigned int nr_threads = 4;
 module_param(nr_threads, uint, 0444);
 MODULE_PARM_DESC(nr_threads, "kthreads sleeping in this module (default 4, max 16384)");
+
+/*
+ * fail_load=1 refuses the load from parse_args(), which runs after
+ * complete_formation(): load_module()'s error path then unlinks a module
+ * that lookups could already find (the wchan cache must forget it).
+ */
+static int ksm_set_fail_load(const char *val, const struct kernel_param *kp)
+{
+	bool fail;
+	int ret = kstrtobool(val, &fail);
+
+	if (ret)
+		return ret;
+	return fail ? -ECANCELED : 0;
+}
+
+static const struct kernel_param_ops ksm_fail_load_ops = {
+	.set = ksm_set_fail_load,
+};
+module_param_cb(fail_load, &ksm_fail_load_ops, NULL, 0);
+MODULE_PARM_DESC(fail_load, "1: fail the load while parsing parameters");
 static unsigned long ksm_checksum;
 
 static noinline void ksm_nap_deep(void)
