@@ -227,11 +227,19 @@ impl ModIndex {
 /// path.
 const SLOTS: usize = 64;
 
+// The initialisers below repeat named constants: an inline `const { }`
+// block is rustc 1.79, and the kernel's minimum is 1.78. Each array
+// element is a fresh value; the constants are never borrowed.
+#[allow(clippy::declare_interior_mutable_const)]
+const FREE_KEY: AtomicUsize = AtomicUsize::new(0);
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_INDEX: AtomicPtr<ModIndex> = AtomicPtr::new(null_mut());
+
 /// Module identity (`struct module *`) per slot, 0 when free: what a lookup
 /// scans (512 bytes) before touching an index.
-static KEYS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+static KEYS: [AtomicUsize; SLOTS] = [FREE_KEY; SLOTS];
 /// The index per slot.
-static INDEXES: [AtomicPtr<ModIndex>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
+static INDEXES: [AtomicPtr<ModIndex>; SLOTS] = [NO_INDEX; SLOTS];
 /// Indexes built so far, and modules refused for want of a slot or memory.
 pub(crate) static BUILT: AtomicU64 = AtomicU64::new(0);
 pub(crate) static NOT_BUILT: AtomicU64 = AtomicU64::new(0);

@@ -73,7 +73,7 @@ fn unpack_name(words: &[u64; NAME_WORDS], dst: &mut [u8; RAW_NAME_LEN]) -> usize
     // Each output word: this word's upper seven bytes, then the next
     // word's lowest byte (none after the last word: the final NUL).
     // Straight-line stores: iterators stay out-of-line calls at opt-level=s.
-    if let ([c0, c1, c2, c3, c4], []) = dst.as_chunks_mut::<8>() {
+    if let Some([c0, c1, c2, c3, c4]) = name_chunks(dst) {
         *c0 = (w0.wrapping_shr(8) | w1.wrapping_shl(56)).to_le_bytes();
         *c1 = (w1.wrapping_shr(8) | w2.wrapping_shl(56)).to_le_bytes();
         *c2 = (w2.wrapping_shr(8) | w3.wrapping_shl(56)).to_le_bytes();
@@ -81,6 +81,20 @@ fn unpack_name(words: &[u64; NAME_WORDS], dst: &mut [u8; RAW_NAME_LEN]) -> usize
         *c4 = w4.wrapping_shr(8).to_le_bytes();
     }
     usize::from(w0.to_le_bytes()[0]).min(CACHE_NAME_MAX)
+}
+
+/// `dst` as its five 8-byte chunks: `as_chunks_mut::<8>()` without the
+/// remainder, which is empty (rustc 1.88; the kernel's minimum is 1.78).
+/// Every length is a constant, so it always succeeds and, inlined, is no
+/// code at all.
+#[inline]
+fn name_chunks(dst: &mut [u8; RAW_NAME_LEN]) -> Option<[&mut [u8; 8]; NAME_WORDS]> {
+    let (c0, rest) = dst.split_first_chunk_mut::<8>()?;
+    let (c1, rest) = rest.split_first_chunk_mut::<8>()?;
+    let (c2, rest) = rest.split_first_chunk_mut::<8>()?;
+    let (c3, rest) = rest.split_first_chunk_mut::<8>()?;
+    let c4 = <&mut [u8; 8]>::try_from(rest).ok()?;
+    Some([c0, c1, c2, c3, c4])
 }
 
 /// One entry: exactly one 64-byte cache line.
@@ -94,7 +108,17 @@ struct Entry {
     name: [AtomicU64; NAME_WORDS],
 }
 
+// The array initialisers below repeat named constants: an inline
+// `const { }` block is rustc 1.79, and the kernel's minimum is 1.78. Each
+// array element is a fresh value; the constants are never borrowed.
 impl Entry {
+    /// A fresh entry.
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: Self = Self::new();
+    /// A zero name word.
+    #[allow(clippy::declare_interior_mutable_const)]
+    const ZERO_WORD: AtomicU64 = AtomicU64::new(0);
+
     const fn new() -> Self {
         Self {
             seq: AtomicU32::new(0),
@@ -103,7 +127,7 @@ impl Entry {
             // Generation 0 is never current (the cache starts at 1), so a
             // fresh entry is a miss.
             generation: AtomicU64::new(0),
-            name: [const { AtomicU64::new(0) }; NAME_WORDS],
+            name: [Self::ZERO_WORD; NAME_WORDS],
         }
     }
 }
@@ -130,11 +154,15 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         SETS.trailing_zeros()
     };
 
+    /// A set of fresh entries (see [`Entry::EMPTY`]).
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY_SET: [Entry; WAYS] = [Entry::EMPTY; WAYS];
+
     /// An empty cache.
     pub const fn new() -> Self {
         let _ = Self::SET_BITS;
         Self {
-            sets: [const { [const { Entry::new() }; WAYS] }; SETS],
+            sets: [Self::EMPTY_SET; SETS],
             generation: AtomicU64::new(1),
             clock: AtomicU32::new(1),
         }
@@ -279,9 +307,11 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         if let Some(dst) = bytes.get_mut(1..=name.len()) {
             dst.copy_from_slice(name);
         }
-        let (chunks, _) = bytes.as_chunks::<8>();
-        for (a, chunk) in e.name.iter().zip(chunks.iter()) {
-            a.store(u64::from_le_bytes(*chunk), Ordering::Relaxed);
+        for (a, chunk) in e.name.iter().zip(bytes.chunks_exact(8)) {
+            // Always 8 bytes (chunks_exact).
+            if let Ok(chunk) = <[u8; 8]>::try_from(chunk) {
+                a.store(u64::from_le_bytes(chunk), Ordering::Relaxed);
+            }
         }
         e.key.store(addr, Ordering::Relaxed);
         e.generation.store(generation, Ordering::Relaxed);

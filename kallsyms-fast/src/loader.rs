@@ -46,11 +46,8 @@ pub const NUM_LOADER_SYMBOLS: usize =
     TABLE_SYMBOLS.len() + FUNCTION_SYMBOLS.len() + SECTION_SYMBOLS.len();
 
 /// Every name, in the order above: tables, functions, sections.
-#[allow(
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    reason = "evaluated at compile time: a bad index or overflow fails the build"
-)]
+// Evaluated at compile time: a bad index or overflow fails the build.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub const LOADER_SYMBOLS: [&str; NUM_LOADER_SYMBOLS] = {
     let mut out = [""; NUM_LOADER_SYMBOLS];
     let mut i = 0;

@@ -46,8 +46,9 @@ impl<'a> Mainline<'a> {
         let mut low = 0usize;
         let mut high = n;
         while high.saturating_sub(low) > 1 {
-            // low + (high - low) / 2, as the kernel computes it.
-            let mid = low.midpoint(high);
+            // low + (high - low) / 2, as the kernel computes it (low <= high:
+            // nothing wraps).
+            let mid = low.wrapping_add(high.wrapping_sub(low) / 2);
             if t.sym_address(mid)? <= addr {
                 low = mid;
             } else {
@@ -102,8 +103,9 @@ impl<'a> Mainline<'a> {
             if low > high {
                 return None;
             }
-            // low + (high - low) / 2, as the kernel computes it.
-            let mid = low.midpoint(high);
+            // low + (high - low) / 2, as the kernel computes it (low <= high:
+            // nothing wraps).
+            let mid = low.wrapping_add(high.wrapping_sub(low) / 2);
             self.expand_seq(mid, buf)?;
             match name.cmp(buf.as_bytes()) {
                 core::cmp::Ordering::Greater => low = mid.checked_add(1)?,

@@ -243,7 +243,7 @@ fn region_spans(modules: &[MirrorModule], all_symbols: bool) -> Vec<RegionSpan> 
             break;
         }
     }
-    if spans.first().is_none_or(|s| s.start != 0) {
+    if spans.first().map_or(true, |s| s.start != 0) {
         spans.insert(
             0,
             RegionSpan {

@@ -550,15 +550,17 @@ pub(crate) fn pos32(pos: usize) -> u32 {
 pub fn decode_offset(off: i32, relative_base: u64, absolute_percpu: bool) -> u64 {
     if !absolute_percpu {
         // `(u32)kallsyms_offsets[idx]`: the bits, as an unsigned offset.
-        return relative_base.wrapping_add(u64::from(off.cast_unsigned()));
+        #[allow(clippy::cast_sign_loss)]
+        let bits = off as u32;
+        return relative_base.wrapping_add(u64::from(bits));
     }
     if off >= 0 {
         u64::from(off.unsigned_abs())
     } else {
         // relative_base - 1 - off, in the kernel's unsigned long arithmetic
         // (the int is sign-extended, then taken modulo 2^64).
-        relative_base
-            .wrapping_sub(1)
-            .wrapping_sub(i64::from(off).cast_unsigned())
+        #[allow(clippy::cast_sign_loss)]
+        let bits = i64::from(off) as u64;
+        relative_base.wrapping_sub(1).wrapping_sub(bits)
     }
 }

@@ -146,7 +146,8 @@ fn partition_point(
     pred: impl Fn(u64) -> bool,
 ) -> usize {
     while lo < hi {
-        let mid = lo.midpoint(hi);
+        // lo < hi: nothing wraps.
+        let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
         match t.sym_address(mid) {
             // mid < hi: no overflow.
             Some(a) if pred(a) => lo = mid.saturating_add(1),

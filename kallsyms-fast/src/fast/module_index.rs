@@ -74,7 +74,7 @@ pub fn sort_module_index(entries: &mut [ModEntry]) -> usize {
     for r in 0..entries.len() {
         let Some(&e) = entries.get(r) else { break };
         let kept = w.checked_sub(1).and_then(|p| entries.get(p));
-        if kept.is_none_or(|k| k.value != e.value) {
+        if kept.map_or(true, |k| k.value != e.value) {
             if let Some(slot) = entries.get_mut(w) {
                 *slot = e;
             }

@@ -372,9 +372,13 @@ const fn find(table: &'static [FieldDesc], id: u16) -> Option<&'static FieldDesc
     let Some(i) = id.checked_sub(1) else {
         return None;
     };
-    let Some((_, rest)) = table.split_at_checked(i as usize) else {
+    // `split_at_checked` is rustc 1.80 (the kernel's minimum is 1.78):
+    // `split_at` behind the same check, so its panic is unreachable.
+    let i = i as usize;
+    if i > table.len() {
         return None;
-    };
+    }
+    let (_, rest) = table.split_at(i);
     match rest.first() {
         Some(d) if d.id == id => Some(d),
         _ => None,
