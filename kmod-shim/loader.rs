@@ -6,7 +6,7 @@
 
 use core::fmt::{self, Write};
 
-use arrayvec::ArrayString;
+use crate::text::Text;
 use kernel::prelude::*;
 
 // The loader's symbols, shared with `kallsyms-bench shim load`.
@@ -22,13 +22,13 @@ pub(crate) struct Refusal {
     /// `EINVAL` for input the kernel does not vouch for.
     pub(crate) errno: Error,
     /// The reason, for the log and the `status` file (a piece that would pass 256 bytes is left out).
-    pub(crate) text: ArrayString<256>,
+    pub(crate) text: Text<256>,
 }
 
 /// `Err(Refusal)` with `errno` and the formatted reason: call sites read
 /// `return refused(EINVAL, format_args!(...))`.
 pub(crate) fn refused<T>(errno: Error, reason: fmt::Arguments<'_>) -> Result<T, Refusal> {
-    let mut text = ArrayString::new();
+    let mut text = Text::new();
     let _ = text.write_fmt(reason);
     Err(Refusal { errno, text })
 }

@@ -45,6 +45,7 @@ mod notify;
 mod sprint;
 mod state;
 mod status;
+mod text;
 mod verify;
 mod wchan;
 mod zeroed;

@@ -5,7 +5,7 @@
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
-use arrayvec::ArrayString;
+use crate::text::Text;
 use kallsyms_fast::format::SliceWriter;
 
 use crate::mod_index;
@@ -19,14 +19,14 @@ struct StatusText(core::cell::UnsafeCell<StatusInner>);
 
 /// What the `status` file shows of the last load, bench and checks.
 ///
-/// The texts are `ArrayString`s written with `write!`: a piece of a
+/// The texts are [`Text`]s written with `write!`: a piece of a
 /// message that does not fit is dropped whole, so the text stays UTF-8
 /// (every message the shim writes fits; only an over-long name from the
 /// loader's input or a symbol could overflow).
 pub(crate) struct StatusInner {
-    pub(crate) refused: ArrayString<256>,
-    pub(crate) verified: ArrayString<256>,
-    pub(crate) bench: ArrayString<1024>,
+    pub(crate) refused: Text<256>,
+    pub(crate) verified: Text<256>,
+    pub(crate) bench: Text<1024>,
     pub(crate) check: CheckCounts,
 }
 
@@ -37,7 +37,7 @@ pub(crate) struct CheckCounts {
     pub(crate) outside: u64,
     pub(crate) unserved: u64,
     pub(crate) mismatches: u64,
-    pub(crate) first: ArrayString<512>,
+    pub(crate) first: Text<512>,
 }
 
 // SAFETY: the only access is `KfsLock::status()`, and every `KfsLock` is
@@ -45,16 +45,16 @@ pub(crate) struct CheckCounts {
 unsafe impl Sync for StatusText {}
 
 static STATUS: StatusText = StatusText(core::cell::UnsafeCell::new(StatusInner {
-    refused: ArrayString::new_const(),
-    verified: ArrayString::new_const(),
-    bench: ArrayString::new_const(),
+    refused: Text::new(),
+    verified: Text::new(),
+    bench: Text::new(),
     check: CheckCounts {
         total: 0,
         module: 0,
         outside: 0,
         unserved: 0,
         mismatches: 0,
-        first: ArrayString::new_const(),
+        first: Text::new(),
     },
 }));
 

@@ -7,7 +7,6 @@ use core::ffi::c_int;
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
-use arrayvec::ArrayVec;
 use kallsyms_fast::fast::{build_addr_index, AddrIndexLayout};
 use kallsyms_fast::format::KSYM_SYMBOL_LEN;
 use kallsyms_fast::{KallsymsTables, Sections};
@@ -57,6 +56,7 @@ pub(crate) fn verify_symbol(name: &str, addr: u64) -> Result<u64, Refusal> {
 }
 
 /// A region of kernel memory the stock kallsyms vouches for.
+#[derive(Clone, Copy)]
 pub(crate) struct Region {
     pub(crate) addr: u64,
     pub(crate) size: usize,
@@ -123,16 +123,16 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         );
     }
     // 1. Every address must be what the stock kallsyms calls it.
-    let mut regions: ArrayVec<Region, 8> = ArrayVec::new();
+    let mut regions = [Region { addr: 0, size: 0 }; TABLE_SYMS.len()];
     for (i, (name, min)) in TABLE_SYMS.iter().enumerate() {
         let size = verify_symbol(name, vals[i])?;
         if size < *min as u64 || size > (256 << 20) {
             return refused(EINVAL, format_args!("{name}: size {size} out of range"));
         }
-        regions.push(Region {
+        regions[i] = Region {
             addr: vals[i],
             size: size as usize,
-        });
+        };
     }
     let mut funcs = [0u64; FUNC_SYMS.len()];
     for (i, name) in FUNC_SYMS.iter().enumerate() {

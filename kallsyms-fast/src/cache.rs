@@ -47,15 +47,49 @@
 
 use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
-use arrayvec::ArrayVec;
-
 /// Longest name an entry holds: five words less the length byte.
 pub const CACHE_NAME_MAX: usize = 39;
 
 const NAME_WORDS: usize = 5;
 
-/// A name copied out of the cache.
-pub type CachedName = ArrayVec<u8, CACHE_NAME_MAX>;
+/// A name copied out of the cache; it derefs to the name's bytes.
+///
+/// # Invariants
+///
+/// `len <= CACHE_NAME_MAX`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct CachedName {
+    bytes: [u8; CACHE_NAME_MAX],
+    len: u8,
+}
+
+impl CachedName {
+    /// The name in `bytes`, or `None` when it is longer than an entry holds.
+    pub fn new(name: &[u8]) -> Option<Self> {
+        let mut bytes = [0u8; CACHE_NAME_MAX];
+        bytes.get_mut(..name.len())?.copy_from_slice(name);
+        // `name.len() <= CACHE_NAME_MAX < 256`: the invariant holds.
+        Some(Self {
+            bytes,
+            len: u8::try_from(name.len()).ok()?,
+        })
+    }
+}
+
+impl core::ops::Deref for CachedName {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        // Never `&[]` by the invariant.
+        self.bytes.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+}
+
+impl core::fmt::Debug for CachedName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "CachedName({:?})", core::str::from_utf8(self))
+    }
+}
 
 /// Size of an entry's name area (a length byte and the name), and so the
 /// bytes [`WchanCache::get_into`] writes: the name, its NUL and padding.
@@ -197,9 +231,7 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     pub fn get(&self, addr: u64) -> Option<CachedName> {
         let mut buf = [0u8; RAW_NAME_LEN];
         let len = self.get_into(addr, &mut buf)?;
-        let mut out = CachedName::new();
-        out.try_extend_from_slice(buf.get(..len)?).ok()?;
-        Some(out)
+        CachedName::new(buf.get(..len)?)
     }
 
     /// The cached name for `addr` written at the start of `buf` as
@@ -307,11 +339,16 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         if let Some(dst) = bytes.get_mut(1..=name.len()) {
             dst.copy_from_slice(name);
         }
-        for (a, chunk) in e.name.iter().zip(bytes.chunks_exact(8)) {
-            // Always 8 bytes (chunks_exact).
-            if let Ok(chunk) = <[u8; 8]>::try_from(chunk) {
-                a.store(u64::from_le_bytes(chunk), Ordering::Relaxed);
-            }
+        // `bytes` holds exactly one 8-byte chunk per word. Not
+        // `chunks_exact()`: its constructor's panic path stays out of line
+        // in the kernel build, where objtool flags the call.
+        let mut rest: &[u8] = &bytes;
+        for a in &e.name {
+            let Some((chunk, tail)) = rest.split_first_chunk::<8>() else {
+                break;
+            };
+            a.store(u64::from_le_bytes(*chunk), Ordering::Relaxed);
+            rest = tail;
         }
         e.key.store(addr, Ordering::Relaxed);
         e.generation.store(generation, Ordering::Relaxed);

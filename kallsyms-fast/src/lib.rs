@@ -3,7 +3,7 @@
 //! baseline.
 //!
 //! The lookup code (everything not behind the `alloc`/`std` features) uses
-//! only `core` and `arrayvec` (plus `xxhash-rust` for the name index, behind
+//! only `core` (plus `xxhash-rust` for the name index, behind
 //! the `name-index` feature): no allocation, no panics, no floats, no
 //! recursion, bounded stack. It is compiled unchanged into the kernel
 //! builds (kmod-shim compiles this crate with no features at all), and the

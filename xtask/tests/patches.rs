@@ -1,6 +1,6 @@
 //! `cargo xtask patches` end to end, on the tiny example series in
-//! tests/fixtures/example-series (a Kconfig entry, a Makefile, arrayvec and
-//! xxhash-rust vendored; arrayvec re-vendored unchanged by patch 2).
+//! tests/fixtures/example-series (a Kconfig entry, a Makefile, cfg-if and
+//! xxhash-rust vendored; cfg-if re-vendored unchanged by patch 2).
 //!
 //! The generator needs the pristine 6.12 tree (from `cargo xtask kernel` or
 //! setup), so the end-to-end test is #[ignore]d; `cargo xtask test` runs it
@@ -127,7 +127,7 @@ fn example_series_generate_check_apply_export() {
         names,
         [
             "0000-cover-letter.patch",
-            "0001-kallsyms-add-an-example-option-and-vendor-arrayvec.patch",
+            "0001-kallsyms-add-an-example-option-and-vendor-cfg-if.patch",
             "0002-kallsyms-vendor-xxhash-rust-for-the-example.patch"
         ]
     );
@@ -143,25 +143,25 @@ fn example_series_generate_check_apply_export() {
         "{base_line}"
     );
     assert!(!cover.contains("***"), "template left over:\n{cover}");
-    // The vendored list counts what the patches add; arrayvec's identical
+    // The vendored list counts what the patches add; cfg-if's identical
     // re-copy in patch 2 is not listed.
-    let arrayvec_rs = p1
-        .matches("create mode 100644 kernel/kallsyms_fast/arrayvec/")
+    let cfg_if_rs = p1
+        .matches("create mode 100644 kernel/kallsyms_fast/cfg_if/")
         .count()
         - 2; // LICENSE-APACHE, LICENSE-MIT
     let want = format!(
-        "(MIT OR Apache-2.0): {arrayvec_rs} .rs files ({arrayvec_rs} got an SPDX line), LICENSE-APACHE, LICENSE-MIT\n"
+        "(MIT OR Apache-2.0): {cfg_if_rs} .rs files ({cfg_if_rs} got an SPDX line), LICENSE-APACHE, LICENSE-MIT\n"
     );
     assert!(cover.contains(&want), "{want} not in:\n{cover}");
-    assert!(cover.contains("  kernel/kallsyms_fast/arrayvec/ [1/2]\n"));
-    assert!(!cover.contains("arrayvec/ [2/2]"));
+    assert!(cover.contains("  kernel/kallsyms_fast/cfg_if/ [1/2]\n"));
+    assert!(!cover.contains("cfg_if/ [2/2]"));
     assert!(cover.contains("  kernel/kallsyms_fast/xxhash/ [2/2]\n"));
-    assert!(!p2.contains("kernel/kallsyms_fast/arrayvec/"));
+    assert!(!p2.contains("kernel/kallsyms_fast/cfg_if/"));
     // SPDX prepended from the license field, `/` as OR.
     let lib = p1
-        .split("+++ b/kernel/kallsyms_fast/arrayvec/lib.rs\n")
+        .split("+++ b/kernel/kallsyms_fast/cfg_if/lib.rs\n")
         .nth(1)
-        .expect("arrayvec/lib.rs in patch 1");
+        .expect("cfg_if/lib.rs in patch 1");
     assert_eq!(
         lib.lines().nth(1),
         Some("+// SPDX-License-Identifier: MIT OR Apache-2.0")
@@ -314,7 +314,7 @@ fn example_series_generate_check_apply_export() {
     for p in ["01-example", "02-xxhash"] {
         let diff = fs::read_to_string(exported.join(p).join("changes.diff")).unwrap();
         assert!(
-            !diff.contains("kallsyms_fast/arrayvec"),
+            !diff.contains("kallsyms_fast/cfg_if"),
             "{p}: vendored path exported"
         );
         assert!(
