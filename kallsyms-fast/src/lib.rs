@@ -20,6 +20,8 @@
 //!   (`get_symbol_offset()`);
 //! - [`fast`]: address index, token slots, module indexes (and the name
 //!   index, behind `name-index`);
+//! - [`fast::sorted_symtab`]: the sorted-symtab baseline for module
+//!   lookups (compiled, not called);
 //! - [`module`]: module symtabs and the 6.12 `find_kallsyms_symbol()`;
 //! - [`cache`]: the wchan cache;
 //! - [`format`]: the one `%pS`/`%ps`/wchan writer;
