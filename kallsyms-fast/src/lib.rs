@@ -20,6 +20,9 @@
 //!   (`get_symbol_offset()`);
 //! - [`fast`]: address index, token slots, module indexes (and the name
 //!   index, behind `name-index`);
+//! - `fast::sorted_symtab` (behind `alloc`): the sorted-symtab baseline
+//!   for module lookups, held against the module indexes in the mirror's
+//!   tests and the benchmark;
 //! - [`module`]: module symtabs and the 6.12 `find_kallsyms_symbol()`;
 //! - [`cache`]: the wchan cache;
 //! - [`format`]: the one `%pS`/`%ps`/wchan writer;

@@ -21,6 +21,7 @@ use crate::cache::DefaultWchanCache;
 use crate::fast::module_index::{
     find_in_region, span_owner, RegionSpan, SPAN_NO_MODULE, SPAN_NO_TYPE,
 };
+use crate::fast::sorted_symtab::{find_in_sorted, sort_symtab, sorted_symtab_capacity};
 use crate::fast::{
     build_addr_index, build_module_index, build_name_index, AddrIndex, AddrIndexLayout, FastCore,
     ModEntry, NameIndex, NameIndexLayout, TokenSlots,
@@ -47,6 +48,14 @@ pub enum Algo {
     /// kallsyms-fast's indexes behind the wchan cache (wchan lookups only;
     /// other lookups behave as [`Algo::Fast`]).
     Cached,
+    /// The 6.12 port with `find_kallsyms_symbol()` replaced by a binary
+    /// search of the module's sorted symtab (the sorted-symtab baseline,
+    /// [`crate::fast::sorted_symtab`]); everything else as
+    /// [`Algo::Mainline`]. Name lookups keep the original symtab order:
+    /// the patch's reordering could change which of two same-named module
+    /// symbols `module_kallsyms_lookup_name()` finds, which the mirror does
+    /// not model.
+    Sorted,
 }
 
 /// A module symtab held in memory: entry 0 is the ELF null symbol.
@@ -106,6 +115,9 @@ pub struct MirrorModule {
     /// Memory regions.
     pub layout: ModuleLayout,
     index: Vec<ModEntry>,
+    /// The sorted-symtab baseline's candidates: (value, symtab index),
+    /// sorted, aliases kept.
+    sorted: Vec<ModEntry>,
 }
 
 impl MirrorModule {
@@ -116,11 +128,15 @@ impl MirrorModule {
             vec![ModEntry::default(); crate::fast::module_index::module_index_capacity(&symtab)];
         let n = build_module_index(&symtab, &mut index).unwrap_or(0);
         index.truncate(n);
+        let mut sorted = vec![ModEntry::default(); sorted_symtab_capacity(&symtab)];
+        let n = sort_symtab(&symtab, &mut sorted).unwrap_or(0);
+        sorted.truncate(n);
         Self {
             name: name.to_vec(),
             symtab,
             layout,
             index,
+            sorted,
         }
     }
 
@@ -132,6 +148,12 @@ impl MirrorModule {
     /// Bytes used by the module's fast index.
     pub fn index_bytes(&self) -> usize {
         self.index.len() * core::mem::size_of::<ModEntry>()
+    }
+
+    /// Bytes of this mirror's sorted copy for [`Algo::Sorted`]. The kernel
+    /// patch sorts the module's own symtab instead: 0 bytes there.
+    pub fn sorted_copy_bytes(&self) -> usize {
+        self.sorted.len() * core::mem::size_of::<ModEntry>()
     }
 }
 
@@ -379,7 +401,7 @@ impl Mirror {
         let all = s.all_symbols;
         let core = match algo {
             Algo::Linear => Linear::new(self.tables.view(), *s).lookup(addr, name),
-            Algo::Mainline => self.mainline().lookup(addr, name),
+            Algo::Mainline | Algo::Sorted => self.mainline().lookup(addr, name),
             Algo::Fast | Algo::Cached => self.fast().lookup(addr, name),
         };
         if let Some(p) = core {
@@ -397,6 +419,11 @@ impl Mirror {
                 let mi = self.module_scan(addr)?;
                 let m = self.modules.get(mi)?;
                 (mi, find_kallsyms_symbol(&m.symtab, &m.layout, addr, all)?)
+            }
+            Algo::Sorted => {
+                let mi = self.module_scan(addr)?;
+                let m = self.modules.get(mi)?;
+                (mi, find_in_sorted(&m.sorted, &m.layout, addr, all)?)
             }
             Algo::Fast | Algo::Cached => {
                 let (mi, ty) = span_owner(&self.spans, addr)?;
@@ -460,7 +487,7 @@ impl Mirror {
             return 0;
         }
         let core = match algo {
-            Algo::Linear | Algo::Mainline => self.mainline().lookup_name(name, buf),
+            Algo::Linear | Algo::Mainline | Algo::Sorted => self.mainline().lookup_name(name, buf),
             Algo::Fast | Algo::Cached => self.fast().lookup_name(&self.names(), name),
         };
         if let Some(a) = core {

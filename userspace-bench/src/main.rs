@@ -59,7 +59,8 @@ enum Command {
         /// Destination directory (new, or empty).
         dir: PathBuf,
     },
-    /// Side-by-side benchmark: 2.6.9, mainline 6.12, kallsyms-fast (cold and cached), blazesym.
+    /// Side-by-side benchmark: 2.6.9, mainline 6.12, kallsyms-fast (cold and cached), blazesym;
+    /// for modules also the sorted-symtab baseline.
     Bench {
         /// Root of the machine's files.
         #[arg(long, default_value = "/")]

@@ -169,6 +169,27 @@ fn bench_json_has_every_workload_and_ratio() {
             && names[2].starts_with("module")
     );
     assert_eq!(names[3], "name -> address");
+    // The module workload carries the sorted-symtab baseline and what each
+    // module algorithm costs: bytes exact, load times measured.
+    let module_rows = workloads[2]["rows"].as_array().expect("rows");
+    let row = |algo: &str| {
+        module_rows
+            .iter()
+            .find(|r| r["algo"] == algo)
+            .unwrap_or_else(|| panic!("no {algo} row"))
+    };
+    let sorted = row("sorted symtab baseline");
+    assert_eq!(sorted["extra_bytes"], 0);
+    assert!(sorted["mirror_bytes"].as_u64().is_some_and(|b| b > 0));
+    assert_eq!(
+        row("kallsyms-fast")["extra_bytes"],
+        sorted["mirror_bytes"],
+        "the synthetic module has no aliases: both hold every symbol"
+    );
+    for r in module_rows {
+        assert!(r["load_ns"].as_f64().is_some_and(f64::is_finite), "{r}");
+    }
+    assert!(workloads[0]["rows"][0].get("extra_bytes").is_none());
     for w in workloads {
         let rows = w["rows"].as_array().expect("rows");
         let main = rows

@@ -1,6 +1,9 @@
 //! The fast path over the kernel's own tables: an address index, direct
 //! record offsets, a name index and per-module indexes. Every answer equals
 //! the mainline port's (see `tests/`), only the search differs.
+//! `sorted_symtab` (userspace only, behind `alloc`: the kernel copy leaves
+//! it out) is the baseline the per-module indexes are held against (a
+//! sorted module symtab, as a 2026 linux-modules patch keeps it).
 //!
 //! [`FastCore`] is the address side only: what `%pS` and wchan need, and
 //! all the kernel shim builds. The name index (`kallsyms_lookup_name()`)
@@ -13,6 +16,8 @@ pub mod module_index;
 #[cfg(feature = "name-index")]
 pub mod name_index;
 pub mod prefetch;
+#[cfg(feature = "alloc")]
+pub mod sorted_symtab;
 
 use crate::mainline::SymbolPos;
 use crate::name::NameBuf;

@@ -1,6 +1,8 @@
 //! `kallsyms-bench bench`: every algorithm on the same table and the same
 //! address streams, in one run, reported as ns/op and as a ratio against the
-//! mainline 6.12 port.
+//! mainline 6.12 port. The module workload adds the sorted-symtab baseline
+//! (`kallsyms_fast::fast::sorted_symtab`) and each module algorithm's
+//! extra bytes and load-time build.
 
 mod report;
 mod timing;
@@ -10,6 +12,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use kallsyms_fast::fast::module_index::module_index_capacity;
+use kallsyms_fast::fast::sorted_symtab::{sort_symtab, sorted_symtab_capacity};
+use kallsyms_fast::fast::{build_module_index, ModEntry};
 use kallsyms_fast::format::SymbolBuf;
 use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule};
 use kallsyms_fast::module::{MemRegion, ModuleLayout, MOD_TEXT};
@@ -19,6 +24,7 @@ use kallsyms_fast::parse::{read_capped, ProcKallsyms, KALLSYMS_CAP};
 
 use crate::blaze::Blaze;
 use crate::load::{load, Loaded};
+use report::ModuleCost;
 pub use report::{Report, Workload};
 use timing::{measure, Case};
 use workloads::Rng;
@@ -232,6 +238,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
     report.push(module_workload(
         &label,
         &mm,
+        mi,
         &mod_addrs,
         (ops / 50).max(20),
         rounds,
@@ -347,9 +354,17 @@ fn address_workload(
     Workload::from_samples(title, &cases, &samples)
 }
 
+/// Row name of the sorted-symtab baseline ([`Algo::Sorted`]).
+const SORTED: &str = "sorted symtab baseline";
+
+/// Module `mi`'s addresses: the stock scan, the per-module index (with and
+/// without the wchan cache) and the sorted-symtab baseline, on the same
+/// stream; then what each costs per module: extra bytes, and the build at
+/// module load timed on module `mi` (median of `rounds`).
 fn module_workload(
     title: &str,
     m: &Mirror,
+    mi: usize,
     addrs: &[u64],
     slow_ops: usize,
     rounds: usize,
@@ -364,9 +379,64 @@ fn module_workload(
             Algo::Cached,
             addrs.len(),
         ),
+        resolve_case(SORTED, m, addrs, Algo::Sorted, addrs.len()),
     ];
     let samples = measure(&mut cases, rounds);
-    Workload::from_samples(title, &cases, &samples)
+    let mut w = Workload::from_samples(title, &cases, &samples);
+    if let Some(module) = m.modules().get(mi) {
+        let (index_ns, sort_ns) = load_costs(module, rounds);
+        let index = ModuleCost {
+            extra_bytes: module.index_bytes() as u64,
+            mirror_bytes: None,
+            load_ns: index_ns,
+        };
+        w.set_cost(
+            "mainline 6.12",
+            ModuleCost {
+                extra_bytes: 0,
+                mirror_bytes: None,
+                load_ns: 0.0,
+            },
+        );
+        w.set_cost("kallsyms-fast", index);
+        w.set_cost("kallsyms-fast + wchan cache", index);
+        // The patch reorders the module's own symtab: nothing is added.
+        w.set_cost(
+            SORTED,
+            ModuleCost {
+                extra_bytes: 0,
+                mirror_bytes: Some(module.sorted_copy_bytes() as u64),
+                load_ns: sort_ns,
+            },
+        );
+    }
+    w
+}
+
+/// The load-time work of the two module structures, on `module`'s symtab,
+/// median of `rounds` fresh builds each, ns: the per-module index
+/// (`build_module_index()`: collect, sort, drop aliases) and the sorted
+/// symtab (`sort_symtab()`: collect, sort). Both write into a buffer
+/// allocated beforehand, so neither time includes an allocation (the
+/// kernel's index allocates its array; the patch needs none).
+fn load_costs(module: &MirrorModule, rounds: usize) -> (f64, f64) {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let symtab = &module.symtab;
+    let mut index = vec![ModEntry::default(); module_index_capacity(symtab)];
+    let mut sorted = vec![ModEntry::default(); sorted_symtab_capacity(symtab)];
+    let (mut index_ns, mut sort_ns) = (Vec::new(), Vec::new());
+    for _ in 0..rounds.max(1) {
+        let t = Instant::now();
+        std::hint::black_box(build_module_index(symtab, &mut index));
+        index_ns.push(t.elapsed().as_nanos() as f64);
+        let t = Instant::now();
+        std::hint::black_box(sort_symtab(symtab, &mut sorted));
+        sort_ns.push(t.elapsed().as_nanos() as f64);
+    }
+    (median(index_ns), median(sort_ns))
 }
 
 fn name_workload(m: &Mirror, names: &[Vec<u8>], rounds: usize, blaze: Option<&Blaze>) -> Workload {

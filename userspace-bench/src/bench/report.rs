@@ -19,6 +19,31 @@ pub struct Row {
     pub ns_per_op: f64,
     /// Speed-up against mainline 6.12 (mainline ns / this ns); > 1 is faster.
     pub vs_mainline: f64,
+    /// Module workload only: bytes the algorithm adds to the kernel for the
+    /// module (its per-module structure; the wchan cache is global and not
+    /// counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_bytes: Option<u64>,
+    /// Module workload only: bytes this userspace mirror spends for the
+    /// same structure, where it differs from `extra_bytes` (the sorted
+    /// symtab baseline sorts the kernel's own symtab, but a copy here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror_bytes: Option<u64>,
+    /// Module workload only: time to build the structure when the module
+    /// loads (median of the workload's rounds), ns; 0 for none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_ns: Option<f64>,
+}
+
+/// What an algorithm costs per module, besides its lookups.
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleCost {
+    /// Extra bytes in the kernel.
+    pub extra_bytes: u64,
+    /// Bytes of the mirror's structure, when not `extra_bytes`.
+    pub mirror_bytes: Option<u64>,
+    /// Load-time build, ns.
+    pub load_ns: f64,
 }
 
 /// One workload.
@@ -48,12 +73,24 @@ impl Workload {
                 ops_per_round: c.ops,
                 ns_per_op: ns,
                 vs_mainline: main / ns,
+                extra_bytes: None,
+                mirror_bytes: None,
+                load_ns: None,
             })
             .collect();
         Self {
             name: name.to_string(),
             rounds: samples.first().map_or(0, |s| s.0.len()),
             rows,
+        }
+    }
+
+    /// Records the per-module costs of the row named `algo`.
+    pub fn set_cost(&mut self, algo: &str, cost: ModuleCost) {
+        for r in self.rows.iter_mut().filter(|r| r.algo == algo) {
+            r.extra_bytes = Some(cost.extra_bytes);
+            r.mirror_bytes = cost.mirror_bytes;
+            r.load_ns = Some(cost.load_ns);
         }
     }
 }
@@ -166,18 +203,36 @@ impl Report {
             self.kernel_tables_bytes_per_symbol
         );
         for w in &self.workloads {
+            let costs = w.rows.iter().any(|r| r.extra_bytes.is_some());
             let _ = writeln!(s, "\n{} (median of {} rounds)", w.name, w.rounds);
-            let _ = writeln!(
+            let _ = write!(
                 s,
                 "  {:<30} {:>12} {:>14} {:>10}",
                 "algorithm", "ns/op", "vs mainline", "ops/round"
             );
+            if costs {
+                let _ = write!(s, " {:>12} {:>10}", "extra bytes", "load us");
+            }
+            let _ = writeln!(s);
             for r in &w.rows {
-                let _ = writeln!(
+                let _ = write!(
                     s,
                     "  {:<30} {:>12.1} {:>13.2}x {:>10}",
                     r.algo, r.ns_per_op, r.vs_mainline, r.ops_per_round
                 );
+                if let (true, Some(b), Some(ns)) = (costs, r.extra_bytes, r.load_ns) {
+                    let _ = write!(s, " {:>12} {:>10.1}", b, ns / 1e3);
+                }
+                let _ = writeln!(s);
+            }
+            for r in &w.rows {
+                if let (Some(b), Some(m)) = (r.extra_bytes, r.mirror_bytes) {
+                    let _ = writeln!(
+                        s,
+                        "  ({}: {} extra bytes in the kernel; this mirror's copy: {} bytes)",
+                        r.algo, b, m
+                    );
+                }
             }
         }
         s
