@@ -3,13 +3,15 @@
 //! baseline.
 //!
 //! The lookup code (everything not behind the `alloc`/`std` features) uses
-//! only `core` (plus `xxhash-rust` for the name index, behind
-//! the `name-index` feature): no allocation, no panics, no floats, no
-//! recursion, bounded stack. It is compiled unchanged into the kernel
-//! builds (kmod-shim compiles this crate with no features at all), and the
-//! no-panic rule is enforced by the clippy restriction lints below:
+//! only `core` (plus, for the name index behind the `name-index` feature,
+//! an xxh64 hash: `xxhash-rust` in userspace, the kernel's own
+//! `lib/xxhash.c` under `kernel-xxh64`): no allocation, no panics, no
+//! floats, no recursion, bounded stack. It is compiled unchanged into the
+//! kernel builds (kmod-shim compiles this crate with no features at all),
+//! and the no-panic rule is enforced by the clippy restriction lints below:
 //! `cargo clippy -p kallsyms-fast --no-default-features -- -D warnings`
-//! checks exactly what the kernel compiles.
+//! checks exactly what the kernel compiles (`--features
+//! name-index,kernel-xxh64` for a kernel build with the name index).
 //!
 //! # Layout
 //!

@@ -192,8 +192,9 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     let host: Vec<Step> = vec![
         // The host tests `cargo test` skips as #[ignore]d because they
         // need what setup and the kernel step provide (the unpacked 6.12
-        // tree, gcc for the real scripts/kallsyms) or root with visible
-        // kernel addresses (this machine's /proc/kallsyms).
+        // tree, gcc for the real scripts/kallsyms and the kernel's
+        // lib/xxhash.c) or root with visible kernel addresses (this
+        // machine's /proc/kallsyms).
         (
             "ignored host tests",
             Box::new(move || {
@@ -205,11 +206,14 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
                     "compressor_identity",
                     "--test",
                     "parse_real",
+                    "--test",
+                    "kernel_xxh64",
                     "--",
                     "--ignored",
                     "identical_to_real_tool",
                     "real_proc_kallsyms",
                     "real_capture_round_trip",
+                    "kernel_xxh64_agrees",
                 ])
             }),
         ),

@@ -30,7 +30,7 @@ pub use module_index::{
 };
 #[cfg(feature = "name-index")]
 pub use name_index::{
-    build_module_name_index, build_name_index, module_name_index_capacity, NameIndex,
+    build_module_name_index, build_name_index, module_name_index_capacity, name_hash, NameIndex,
     NameIndexLayout,
 };
 

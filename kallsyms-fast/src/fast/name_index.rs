@@ -1,8 +1,9 @@
-//! Name -> address index hashed with xxh3.
+//! Name -> address index hashed with xxh64.
 //!
 //! # Layout and cost
 //!
-//! Every symbol's expanded name is hashed with `xxh3_64`. The top `bits` bits
+//! Every symbol's expanded name is hashed by [`name_hash`] (xxh64, seed 0:
+//! the kernel's own `lib/xxhash.c` in the kernel build). The top `bits` bits
 //! pick one of `2^bits` buckets (`2^bits` is the largest power of two at
 //! most `n / 4`, four to eight symbols per bucket); `directory[b]..directory[b + 1]`
 //! is the bucket's slice of `entries`. An entry is `pos | tag << 24`: the
@@ -22,7 +23,8 @@
 //! ascending, so the first match is the lowest index, the one the kernel's
 //! linear scan stops at.
 
-use xxhash_rust::xxh3::xxh3_64;
+#[cfg(not(feature = "kernel-xxh64"))]
+use xxhash_rust::xxh64::xxh64;
 
 use crate::fast::addr_index::AddrIndex;
 use crate::fast::expand::TokenSlots;
@@ -31,6 +33,34 @@ use crate::name::{name_equals, NameBuf};
 use crate::tables::{pos32, KallsymsTables, TableError};
 
 const POS_MASK: u32 = (1 << 24) - 1;
+
+#[cfg(feature = "kernel-xxh64")]
+extern "C" {
+    /// `lib/xxhash.c` (`CONFIG_XXHASH`, `EXPORT_SYMBOL`):
+    /// `u64 xxh64(const void *input, size_t length, u64 seed)`.
+    fn xxh64(input: *const core::ffi::c_void, length: usize, seed: u64) -> u64;
+}
+
+/// The hash of a symbol name in every name index: xxh64 (the 64-bit
+/// xxHash, not xxh3) of the name's bytes, seed 0.
+///
+/// With the `kernel-xxh64` feature (the kernel build) it calls the
+/// kernel's `xxh64()` from `lib/xxhash.c`; otherwise
+/// `xxhash_rust::xxh64::xxh64`. The two give the same value for every
+/// input (`tests/tests/kernel_xxh64.rs` checks it against the kernel's C
+/// compiled on the host), so an index hashes the same in both builds.
+#[inline]
+pub fn name_hash(name: &[u8]) -> u64 {
+    #[cfg(feature = "kernel-xxh64")]
+    // SAFETY: `xxh64()` reads exactly `length` bytes from `input` (none
+    // when `length` is 0), which here are the bytes of `name`, live and
+    // unchanged for the call; it keeps no pointer, writes no memory, takes
+    // no lock and does not sleep, so any context may call it.
+    let h = unsafe { xxh64(name.as_ptr().cast(), name.len(), 0) };
+    #[cfg(not(feature = "kernel-xxh64"))]
+    let h = xxh64(name, 0);
+    h
+}
 
 /// Sizes of the storage a [`NameIndex`] needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,7 +194,8 @@ pub fn build_name_index<'a>(
     for (pos, k) in keys.iter_mut().enumerate() {
         let bad = TableError::BadNameRecord { pos: pos32(pos) };
         off = tokens.expand(t, off, &mut name).ok_or(bad)?;
-        *k = scratch_key(xxh3_64(name.as_bytes()), layout.bits, pos).ok_or(TableError::TooMany)?;
+        *k =
+            scratch_key(name_hash(name.as_bytes()), layout.bits, pos).ok_or(TableError::TooMany)?;
     }
     place_entries(directory, entries, keys)?;
     Ok(NameIndex {
@@ -217,7 +248,7 @@ pub fn build_module_name_index<'a, S: ModuleSymtab + ?Sized>(
             continue;
         }
         let k = keys.get_mut(kept).ok_or(short)?;
-        *k = scratch_key(xxh3_64(symtab.name(i)), layout.bits, i).ok_or(TableError::TooMany)?;
+        *k = scratch_key(name_hash(symtab.name(i)), layout.bits, i).ok_or(TableError::TooMany)?;
         kept = kept.saturating_add(1);
     }
     let (keys, entries) = (
@@ -242,7 +273,7 @@ impl<'a> NameIndex<'a> {
     /// `name`, ascending: the entries of its bucket whose tag matches.
     /// Empty for storage that does not fit the layout.
     fn candidates(&self, name: &[u8]) -> impl Iterator<Item = usize> + '_ {
-        let (b, tag) = split_hash(xxh3_64(name), self.layout.bits);
+        let (b, tag) = split_hash(name_hash(name), self.layout.bits);
         let start = self.directory.get(b).map_or(0, |&d| d as usize);
         let end = b
             .checked_add(1)
@@ -304,7 +335,16 @@ impl<'a> NameIndex<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::NameIndexLayout;
+    use super::{name_hash, NameIndexLayout};
+
+    /// The hash is xxh64 with seed 0: the reference values of the xxHash
+    /// specification (`XXH64("", 0)`, `XXH64("abc", 0)`), which the
+    /// kernel's `lib/xxhash.c` gives too.
+    #[test]
+    fn name_hash_is_xxh64_seed_0() {
+        assert_eq!(name_hash(b""), 0xef46_db37_51d8_e999);
+        assert_eq!(name_hash(b"abc"), 0x44bc_2cf5_ad77_0999);
+    }
 
     /// The largest power of two at most n / 4 (one bucket below 8).
     #[test]

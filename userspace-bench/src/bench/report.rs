@@ -122,7 +122,7 @@ pub struct Report {
     pub index_build_ms: f64,
     /// Address index + record offsets, extra bytes per symbol.
     pub addr_index_bytes_per_symbol: f64,
-    /// xxh3 name index, extra bytes per symbol.
+    /// Name index (xxh64-hashed), extra bytes per symbol.
     pub name_index_bytes_per_symbol: f64,
     /// The kernel's own tables, bytes per symbol (for scale).
     pub kernel_tables_bytes_per_symbol: f64,
