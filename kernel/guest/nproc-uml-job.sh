@@ -89,7 +89,7 @@ if [ -e /sys/kernel/debug/nproc/bench ]; then
 	bench "every field but cmdline" processes base,wchan
 	# wchan alone, then the same with the kallsyms-fast switch off: the
 	# stock lookup and a stack walk on every read, without the wchan
-	# cache or the memo of a blocked task's wchan (patch 9).
+	# cache or the memo of a blocked task's wchan (patch 8).
 	bench "wchan" processes tgid,wchan
 	if echo 0 > /sys/kernel/debug/kallsyms_fast/enabled; then
 		bench "wchan, kallsyms_fast off" processes tgid,wchan

@@ -3,7 +3,7 @@
 //! `wchan` show) in binary, with self-describing fields.
 //!
 //! This crate is the one source of truth for the format. The kernel
-//! (`CONFIG_NPROC`, kernel/series/08-nproc) compiles it unchanged and
+//! (`CONFIG_NPROC`, kernel/series/07-nproc) compiles it unchanged and
 //! serves [`TASK_FIELDS`] and [`GLOBAL_ITEMS`] from it in
 //! `NPROC_CMD_GET_FIELDS`; userspace (`nproc-genl`) decodes replies with
 //! it. The C header `include/uapi/linux/nproc.h` of the series is derived

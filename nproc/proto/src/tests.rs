@@ -265,7 +265,7 @@ fn new_file_in_diff(diff: &str, path: &str) -> Option<String> {
 fn uapi_header_is_derived_from_this_crate() {
     let diff_path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../kernel/series/08-nproc/changes.diff"
+        "/../../kernel/series/07-nproc/changes.diff"
     );
     let diff = std::fs::read_to_string(diff_path).unwrap();
     let header = new_file_in_diff(&diff, "include/uapi/linux/nproc.h")
