@@ -12,6 +12,7 @@
 
 pub mod capture;
 
+use kallsyms_fast::mirror::{Mirror, MirrorModule};
 use kallsyms_fast::owned::{OwnedTables, RawSymbol};
 use kallsyms_fast::{Sections, KSYM_NAME_LEN};
 
@@ -230,4 +231,33 @@ fn encode(
             .extend_from_slice(&[(i >> 16) as u8, (i >> 8) as u8, i as u8]);
     }
     t
+}
+
+/// A mirror of a four-symbol core at `core` (`_stext`, `core_fn` at
+/// +0x100, `_etext` at +0x1000, `_end` at +0x2000) and `modules`: the
+/// smallest machine the module suites need.
+pub fn small_core_mirror(core: u64, modules: Vec<MirrorModule>, all_symbols: bool) -> Mirror {
+    let sym = |addr: u64, kind: u8, name: &str| RawSymbol {
+        addr,
+        kind,
+        name: name.as_bytes().to_vec(),
+    };
+    let symbols = vec![
+        sym(core, b'T', "_stext"),
+        sym(core + 0x100, b't', "core_fn"),
+        sym(core + 0x1000, b'T', "_etext"),
+        sym(core + 0x2000, b'B', "_end"),
+    ];
+    let sections = Sections {
+        stext: core,
+        etext: core + 0x1000,
+        sinittext: 0,
+        einittext: 0,
+        end: core + 0x2000,
+        init_begin: 0,
+        init_end: 0,
+        gate: None,
+        all_symbols,
+    };
+    Mirror::new(plain_tables(&symbols, false, sections), modules).expect("tables validate")
 }

@@ -17,7 +17,6 @@ use kallsyms_fast::module::{
 };
 use kallsyms_fast::name::NameBuf;
 use kallsyms_fast::owned::RawSymbol;
-use kallsyms_fast::Sections;
 use proptest::prelude::*;
 
 const BASE: u64 = 0xffff_ffff_c000_0000;
@@ -171,28 +170,7 @@ proptest! {
 }
 
 fn mirror(modules: Vec<MirrorModule>, all_symbols: bool) -> Mirror {
-    let core = vec![
-        sym(CORE, b'T', "_stext"),
-        sym(CORE + 0x100, b't', "core_fn"),
-        sym(CORE + 0x1000, b'T', "_etext"),
-        sym(CORE + 0x2000, b'B', "_end"),
-    ];
-    let sections = Sections {
-        stext: CORE,
-        etext: CORE + 0x1000,
-        sinittext: 0,
-        einittext: 0,
-        end: CORE + 0x2000,
-        init_begin: 0,
-        init_end: 0,
-        gate: None,
-        all_symbols,
-    };
-    Mirror::new(
-        kallsyms_fast_tests::plain_tables(&core, false, sections),
-        modules,
-    )
-    .expect("tables validate")
+    kallsyms_fast_tests::small_core_mirror(CORE, modules, all_symbols)
 }
 
 /// By hand: ties go to the lowest symtab index however the aliases are
