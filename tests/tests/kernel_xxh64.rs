@@ -197,21 +197,6 @@ fn kernel_hashes(bin: &Path, inputs: &[Vec<u8>]) -> Vec<u64> {
         .collect()
 }
 
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 const PARTS: [&str; 16] = [
     "sys_", "do_", "__x64_", "_", "init", "read", "page", "lock", "net", "__pfx_", "irq", "bpf",
     "trace", ".cold", ".isra.0", "$x",
@@ -219,15 +204,15 @@ const PARTS: [&str; 16] = [
 
 /// A name like the kernel's (word parts, digits, suffixes) or, one in
 /// eight, arbitrary bytes; up to 511 bytes, `KSYM_NAME_LEN - 1`.
-fn random_name(rng: &mut Rng) -> Vec<u8> {
+fn random_name(rng: &mut kallsyms_fast_tests::Rng) -> Vec<u8> {
     let mut n = Vec::new();
     if rng.below(8) == 0 {
-        let len = rng.below(512) as usize;
-        n.extend((0..len).map(|_| rng.next() as u8));
+        let len = rng.below(512);
+        n.extend((0..len).map(|_| rng.next_u64() as u8));
         return n;
     }
     for _ in 0..1 + rng.below(12) {
-        n.extend_from_slice(PARTS[rng.below(PARTS.len() as u64) as usize].as_bytes());
+        n.extend_from_slice(PARTS[rng.below(PARTS.len())].as_bytes());
         if rng.below(4) == 0 {
             n.extend_from_slice(rng.below(1000).to_string().as_bytes());
         }
@@ -254,8 +239,8 @@ fn kernel_xxh64_agrees() {
             s.name,
         )
     }));
-    let mut rng = Rng(0x6b61_6c6c_7379_6d73);
-    let bytes: Vec<u8> = (0..300).map(|_| rng.next() as u8).collect();
+    let mut rng = kallsyms_fast_tests::Rng::new(0x6b61_6c6c_7379_6d73);
+    let bytes: Vec<u8> = (0..300).map(|_| rng.next_u64() as u8).collect();
     for len in 0..=bytes.len() {
         cases.push((format!("{len} pseudo-random bytes"), bytes[..len].to_vec()));
     }
