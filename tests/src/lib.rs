@@ -261,3 +261,17 @@ pub fn small_core_mirror(core: u64, modules: Vec<MirrorModule>, all_symbols: boo
     };
     Mirror::new(plain_tables(&symbols, false, sections), modules).expect("tables validate")
 }
+
+/// The pristine 6.12 kernel tree the host suites compile kernel sources
+/// from: `$KFAST_KERNEL_SRC`, else where the xtask harness unpacks it
+/// (`$KFAST_CACHE/src/linux-source-6.12`, `KFAST_CACHE` defaulting to
+/// `/var/cache/kallsyms-fast`; see `xtask/src/env.rs`).
+pub fn kernel_src() -> std::path::PathBuf {
+    if let Some(src) = std::env::var_os("KFAST_KERNEL_SRC") {
+        return src.into();
+    }
+    std::env::var_os("KFAST_CACHE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/var/cache/kallsyms-fast".into())
+        .join("src/linux-source-6.12")
+}

@@ -351,18 +351,6 @@ fn fuzz_input(seed: u64) -> Vec<u8> {
 // ---------------------------------------------------------------------------
 // The real tool.
 
-/// The 6.12 kernel tree, found as the xtask harness finds it
-/// (`xtask/src/env.rs`), or `$KFAST_KERNEL_SRC` when set.
-fn kernel_src() -> PathBuf {
-    if let Some(src) = std::env::var_os("KFAST_KERNEL_SRC") {
-        return PathBuf::from(src);
-    }
-    std::env::var_os("KFAST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/kallsyms-fast"))
-        .join("src/linux-source-6.12")
-}
-
 /// Where the real tool and the generated inputs live for this run.
 fn scratch() -> &'static tempfile::TempDir {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
@@ -374,7 +362,7 @@ fn scratch() -> &'static tempfile::TempDir {
 fn real_tool() -> &'static Path {
     static TOOL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let tool = TOOL.get_or_init(|| {
-        let src = kernel_src();
+        let src = kallsyms_fast_tests::kernel_src();
         let c = src.join("scripts/kallsyms.c");
         let inc = src.join("scripts/include");
         if !c.is_file() || !inc.join("xalloc.h").is_file() {

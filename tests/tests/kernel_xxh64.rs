@@ -30,17 +30,6 @@ use std::process::{Command, Stdio};
 use kallsyms_fast::build::read_nm;
 use kallsyms_fast::fast::name_hash;
 
-/// The 6.12 kernel tree, found as `compressor_identity.rs` finds it.
-fn kernel_src() -> PathBuf {
-    if let Some(src) = std::env::var_os("KFAST_KERNEL_SRC") {
-        return PathBuf::from(src);
-    }
-    std::env::var_os("KFAST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/kallsyms-fast"))
-        .join("src/linux-source-6.12")
-}
-
 /// What `lib/xxhash.c` and `include/linux/xxhash.h` need of the kernel's
 /// headers: the fixed-width types, `memcpy`/`memset` (from the C library),
 /// the little-endian unaligned loads, `EINVAL`, and the module macros as
@@ -125,7 +114,7 @@ int main(void)
 /// Builds the host program in `dir`; panics, naming what is missing, when
 /// the kernel tree or gcc is not there.
 fn build_kernel_xxh64(dir: &Path) -> PathBuf {
-    let src = kernel_src();
+    let src = kallsyms_fast_tests::kernel_src();
     let c = src.join("lib/xxhash.c");
     let h = src.join("include/linux/xxhash.h");
     for f in [&c, &h] {
