@@ -233,15 +233,19 @@ fn encode(
     t
 }
 
+/// A symbol as `/proc/kallsyms` lists it: address, type letter, name.
+pub fn sym(addr: u64, kind: u8, name: &str) -> RawSymbol {
+    RawSymbol {
+        addr,
+        kind,
+        name: name.as_bytes().to_vec(),
+    }
+}
+
 /// A mirror of a four-symbol core at `core` (`_stext`, `core_fn` at
 /// +0x100, `_etext` at +0x1000, `_end` at +0x2000) and `modules`: the
 /// smallest machine the module suites need.
 pub fn small_core_mirror(core: u64, modules: Vec<MirrorModule>, all_symbols: bool) -> Mirror {
-    let sym = |addr: u64, kind: u8, name: &str| RawSymbol {
-        addr,
-        kind,
-        name: name.as_bytes().to_vec(),
-    };
     let symbols = vec![
         sym(core, b'T', "_stext"),
         sym(core + 0x100, b't', "core_fn"),

@@ -15,13 +15,7 @@ use proptest::prelude::*;
 const CORE: u64 = 0xffff_ffff_8100_0000;
 const MODS: u64 = 0xffff_ffff_c000_0000;
 
-fn sym(addr: u64, kind: u8, name: &str) -> RawSymbol {
-    RawSymbol {
-        addr,
-        kind,
-        name: name.as_bytes().to_vec(),
-    }
-}
+use kallsyms_fast_tests::sym;
 
 fn mirror(modules: Vec<MirrorModule>, all_symbols: bool) -> Mirror {
     kallsyms_fast_tests::small_core_mirror(CORE, modules, all_symbols)

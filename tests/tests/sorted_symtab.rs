@@ -22,13 +22,7 @@ use proptest::prelude::*;
 const BASE: u64 = 0xffff_ffff_c000_0000;
 const CORE: u64 = 0xffff_ffff_8100_0000;
 
-fn sym(addr: u64, kind: u8, name: &str) -> RawSymbol {
-    RawSymbol {
-        addr,
-        kind,
-        name: name.as_bytes().to_vec(),
-    }
-}
+use kallsyms_fast_tests::sym;
 
 /// Values from a small grid (so that ties are common), anywhere in the
 /// first pages, or at the ends of the address space.

@@ -10,13 +10,7 @@ use kallsyms_fast::name::NameBuf;
 use kallsyms_fast::owned::RawSymbol;
 use kallsyms_fast_tests::plain_tables;
 
-fn sym(addr: u64, kind: u8, name: &str) -> RawSymbol {
-    RawSymbol {
-        addr,
-        kind,
-        name: name.as_bytes().to_vec(),
-    }
-}
+use kallsyms_fast_tests::sym;
 
 /// A UML-like core: init text below `_stext`, data after `_etext`, many
 /// data symbols (KALLSYMS_ALL), all lowercase; in table order
