@@ -60,6 +60,9 @@ pub use error::Error;
 
 use nproc_proto::{attr, task_field_by_name, Cmd, FieldBitmap, Scope};
 use socket::GenlSocket;
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
 
 /// A `GET_TASKS` request: which fields, which tasks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,19 +113,51 @@ impl TaskRequest {
 }
 
 /// A connection to the kernel's `nproc` family.
+///
+/// The kernel answers `GET_TASKS` and `GET_GLOBAL` as the procfs mount
+/// whose root directory the request names ([`attr::PROCFS_FD`]) shows the
+/// reader: its pid namespace, `hidepid=`, `gid=` and `subset=pid`. Each
+/// such request carries the descriptor this client holds.
 pub struct Client {
     sock: GenlSocket,
     version: u32,
+    procfs: Option<OwnedFd>,
 }
 
 impl Client {
-    /// Opens a generic netlink socket and resolves the `nproc` family.
+    /// Opens `/proc` (the procfs the caller's `/proc` is) and a generic
+    /// netlink socket, and resolves the `nproc` family.
     ///
     /// [`Error::NoFamily`] when the kernel has no `nproc` family (built
-    /// without `CONFIG_NPROC`).
+    /// without `CONFIG_NPROC`); [`Error::Io`] when `/proc` cannot be
+    /// opened, for then the kernel would show nothing either.
     pub fn connect() -> Result<Self, Error> {
+        Self::connect_with_procfs(Some(open_procfs(Path::new("/proc"))?))
+    }
+
+    /// As [`Client::connect`], with the procfs root directory `procfs`
+    /// (see [`open_procfs`]); `None` sends requests without one, which
+    /// the kernel refuses: for tests of that refusal.
+    pub fn connect_with_procfs(procfs: Option<OwnedFd>) -> Result<Self, Error> {
         let (sock, version) = GenlSocket::open(nproc_proto::FAMILY_NAME)?;
-        Ok(Self { sock, version })
+        Ok(Self {
+            sock,
+            version,
+            procfs,
+        })
+    }
+
+    /// The [`attr::PROCFS_FD`] attribute, when this client holds a procfs.
+    fn procfs_attr(&self) -> Option<(u16, Vec<u8>)> {
+        let fd = self.procfs.as_ref()?.as_raw_fd();
+        Some((attr::PROCFS_FD, fd.to_ne_bytes().to_vec()))
+    }
+
+    /// `req`'s attributes and the procfs descriptor.
+    fn task_attrs(&self, req: &TaskRequest) -> Vec<(u16, Vec<u8>)> {
+        let mut a = req.attrs();
+        a.extend(self.procfs_attr());
+        a
     }
 
     /// The family version the kernel registered.
@@ -155,9 +190,10 @@ impl Client {
     /// `GET_GLOBAL`: the global items, `(id, value)` in id order.
     pub fn global(&mut self) -> Result<Vec<(u16, Value)>, Error> {
         let mut out = None;
+        let attrs: Vec<_> = self.procfs_attr().into_iter().collect();
         self.sock.request(
             Cmd::GetGlobal as u8,
-            &[],
+            &attrs,
             false,
             "GET_GLOBAL",
             &mut |payload| {
@@ -174,9 +210,10 @@ impl Client {
         req: &TaskRequest,
         mut f: F,
     ) -> Result<(), Error> {
+        let attrs = self.task_attrs(req);
         self.sock.request(
             Cmd::GetTasks as u8,
-            &req.attrs(),
+            &attrs,
             true,
             "GET_TASKS",
             &mut |payload| {
@@ -193,9 +230,10 @@ impl Client {
     where
         F: FnMut(TaskView<'_>) -> Result<(), Error>,
     {
+        let attrs = self.task_attrs(req);
         self.sock.request(
             Cmd::GetTasks as u8,
-            &req.attrs(),
+            &attrs,
             true,
             "GET_TASKS",
             &mut |payload| f(decode::task_view(payload)?),
@@ -227,6 +265,23 @@ impl Client {
         self.for_each_task(req, |r| out.push(r))?;
         Ok(out)
     }
+}
+
+/// Opens the procfs root directory `path` for the kernel to judge
+/// requests by: read-only, as a directory (an `O_PATH` descriptor is
+/// refused by the kernel, as it proves no right to read).
+pub fn open_procfs(path: &Path) -> Result<OwnedFd, Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_DIRECTORY: a file that is not a directory fails here, clearly.
+    File::options()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(path)
+        .map(OwnedFd::from)
+        .map_err(|err| Error::Io {
+            what: "opening /proc (nproc answers what /proc shows)",
+            err,
+        })
 }
 
 #[cfg(test)]

@@ -111,8 +111,16 @@ pub mod attr {
     /// `NLA_NESTED`, reply to `GET_GLOBAL`: attribute type = global item
     /// id.
     pub const GLOBAL: u16 = 6;
+    /// `NLA_S32`, `GET_TASKS` and `GET_GLOBAL` request, required: a file
+    /// descriptor, in the sender, of the root directory of a procfs mount,
+    /// opened for reading (not `O_PATH`). The request sees what that
+    /// mount shows the reader: its pid namespace numbers the pids, its
+    /// `hidepid=` and `gid=` decide which tasks are listed and which only
+    /// by pid, and `subset=pid` refuses `GET_GLOBAL`. No procfs, no
+    /// process information.
+    pub const PROCFS_FD: u16 = 7;
     /// The largest top-level attribute id.
-    pub const MAX: u16 = GLOBAL;
+    pub const MAX: u16 = PROCFS_FD;
 }
 
 /// Attributes inside an [`attr::FIELD`] nest.

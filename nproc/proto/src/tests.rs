@@ -134,6 +134,7 @@ fn render_uapi_header() -> String {
         ("PID", attr::PID),
         ("TASK", attr::TASK),
         ("GLOBAL", attr::GLOBAL),
+        ("PROCFS_FD", attr::PROCFS_FD),
     ];
     let lines: Vec<_> = attrs
         .iter()
