@@ -11,6 +11,10 @@
 # 4. 20 cycles of unload + load of ksym_many while both CPUs read every
 #    task's wchan and stack (%pB) in a loop; then the suite runs a third
 #    time, which also checks the wchan cache after the reloads.
+# 5. nproc's access model (kernel/guest/nproc-uml-job.sh runs the same
+#    and more on UML), here with lockdep: uid 1000 against a procfs per
+#    hidepid= and a private one, the refusals, Landlock, mixed
+#    credentials; Yama's ptrace_scope last (3 cannot be undone).
 export PATH=/bin
 D=/sys/kernel/debug/kallsyms_fast
 K=/sys/kernel/debug/kunit/kallsyms_fast
@@ -20,6 +24,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
 stty -F $R raw -echo 2>/dev/null
 
 verdict=ok
@@ -61,6 +66,28 @@ kunit() {
 	kill $load1 $load2 $sleepers
 	echo "# after the cycles"
 	kunit
+
+	echo "# nproc access"
+	for h in 0 1 2 4; do
+		case $h in
+		0) mode=off ;; 1) mode=noaccess ;; 2) mode=invisible ;; 4) mode=ptraceable ;;
+		esac
+		mkdir -p /tmp/proc-$h
+		mount -t proc -o hidepid=$h proc /tmp/proc-$h || fail "mount hidepid=$h"
+		nproc-guest parity --uid 1000 --rounds 3 --proc /tmp/proc-$h \
+			--hidepid $mode --label hidepid$h || fail "nproc hidepid=$h"
+	done
+	mkdir -p /tmp/proc-subset
+	mount -t proc -o subset=pid proc /tmp/proc-subset || fail "mount subset=pid"
+	nproc-guest parity --uid 1000 --rounds 3 --private-mount hidepid=invisible \
+		--hidepid invisible --label private || fail "nproc private /proc"
+	nproc-guest access --subset-pid /tmp/proc-subset \
+		--invisible /tmp/proc-2 --uid 1000 || fail "nproc access"
+	for y in 1 2 3; do
+		echo $y > /proc/sys/kernel/yama/ptrace_scope || fail "yama $y"
+		nproc-guest parity --uid 1000 --rounds 3 --label yama$y ||
+			fail "nproc yama $y"
+	done
 	echo "KFAST-VERDICT $verdict"
 } > $R 2>&1
 sync

@@ -7,6 +7,18 @@
 # NOT CHECKED line from nproc-guest):
 #   parity-processes, parity-threads           /proc parity as root
 #   parity-uid1000, parity-threads-uid1000     the same as uid 1000
+#   parity-uid1000-hidepid{0,1,2,4},           uid 1000 against a procfs
+#   parity-threads-uid1000-hidepid{0,1,2,4},   mounted with that hidepid=
+#   parity-uid1000-subset                      (and subset=pid): the dump
+#                                              lists what the mount lists
+#   parity-uid1000-private                     a private hidepid=invisible
+#                                              /proc (systemd ProtectProc=)
+#   access                                     no/foreign procfs fds,
+#                                              Landlock, subset=pid's
+#                                              GET_GLOBAL, mixed credentials
+#   parity-uid1000-yama{1,2,3}                 uid 1000 under each Yama
+#                                              ptrace_scope (3 is for good:
+#                                              run last but the bench)
 #   pidns                                      a reader in a new pid ns
 #   badreq                                     the fixed malformed requests
 #   storm                                      dumps during a fork storm
@@ -48,6 +60,29 @@ suite parity-threads nproc-guest parity --threads
 suite parity-uid1000 nproc-guest parity --uid 1000
 suite parity-threads-uid1000 nproc-guest parity --threads --uid 1000
 suite pidns nproc-guest pidns
+
+# The access model (fs/proc/nproc/nproc_access.c): one procfs per
+# hidepid= value, compared as uid 1000; its own processes are there to
+# be seen.
+for h in 0 1 2 4; do
+	case $h in
+	0) mode=off ;; 1) mode=noaccess ;; 2) mode=invisible ;; 4) mode=ptraceable ;;
+	esac
+	mkdir -p /tmp/proc-$h
+	mount -t proc -o hidepid=$h proc /tmp/proc-$h || fail "mount hidepid=$h"
+	suite parity-uid1000-hidepid$h nproc-guest parity --uid 1000 \
+		--proc /tmp/proc-$h --hidepid $mode --label hidepid$h
+	suite parity-threads-uid1000-hidepid$h nproc-guest parity --threads \
+		--uid 1000 --proc /tmp/proc-$h --hidepid $mode --label hidepid$h
+done
+mkdir -p /tmp/proc-subset
+mount -t proc -o subset=pid proc /tmp/proc-subset || fail "mount subset=pid"
+suite parity-uid1000-subset nproc-guest parity --uid 1000 \
+	--proc /tmp/proc-subset --label subset
+suite parity-uid1000-private nproc-guest parity --uid 1000 \
+	--private-mount hidepid=invisible --hidepid invisible --label private
+suite access nproc-guest access --subset-pid /tmp/proc-subset \
+	--invisible /tmp/proc-2 --uid 1000
 suite badreq nproc-guest badreq
 suite storm nproc-guest storm --dumps 20 --forkers 2 --sleepers 120
 suite fuzz nproc-guest fuzz --count "${FUZZ_COUNT:-100000}" --seed "${SEED:-1}"
@@ -101,6 +136,18 @@ if [ -e /sys/kernel/debug/nproc/bench ]; then
 else
 	echo "bench: NOT CHECKED without /sys/kernel/debug/nproc/bench (CONFIG_NPROC_BENCH)" > $O/bench
 fi
+
+# Yama: ptrace_scope changes wchan exactly as it changes /proc/PID/wchan
+# (PTRACE_MODE_READ is not an attach: not at all). 3 cannot be undone,
+# so this comes last.
+for y in 1 2 3; do
+	if echo $y > /proc/sys/kernel/yama/ptrace_scope; then
+		suite parity-uid1000-yama$y nproc-guest parity --uid 1000 \
+			--label yama$y
+	else
+		fail "yama ptrace_scope=$y (CONFIG_SECURITY_YAMA)"
+	fi
+done
 
 kill $s1 $s2 $thr
 dmesg > $O/dmesg

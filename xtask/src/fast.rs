@@ -30,7 +30,21 @@ use std::time::{Duration, Instant};
 /// busybox applets `kernel/guest/fast-init.sh` uses.
 const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "stty", "dmesg", "sed", "grep",
-    "kill", "sync", "seq", "true",
+    "kill", "sync", "seq", "true", "mkdir",
+];
+
+/// The nproc suites the guest runs (kernel/guest/fast-init.sh): each
+/// must print its PASS line.
+const NPROC_SUITES: &[&str] = &[
+    "parity-uid1000-hidepid0",
+    "parity-uid1000-hidepid1",
+    "parity-uid1000-hidepid2",
+    "parity-uid1000-hidepid4",
+    "parity-uid1000-private",
+    "access",
+    "parity-uid1000-yama1",
+    "parity-uid1000-yama2",
+    "parity-uid1000-yama3",
 ];
 
 /// The stamp beside the patched tree: the series' identity, then the
@@ -233,10 +247,15 @@ fn guest_run(timeout: Duration) -> Result<u8> {
     let kos = modules::build_these(&["ksym_many"])?;
     let agent = initramfs::build_agent()?;
     let helper = initramfs::build_static("xtask", "kfast-shim-guest")?;
+    let nproc = initramfs::build_static("nproc-guest", "nproc-guest")?;
     let initrd = initramfs::pack(&initramfs::Spec {
         init: "kernel/guest/fast-init.sh",
         applets: APPLETS,
-        bins: &[("kfast-guest", &agent), ("kfast-shim-guest", &helper)],
+        bins: &[
+            ("kfast-guest", &agent),
+            ("kfast-shim-guest", &helper),
+            ("nproc-guest", &nproc),
+        ],
         modules: &kos,
         out: "fast-initramfs.cpio",
     })?;
@@ -285,6 +304,8 @@ fn print_report(result: &str) {
             || l.starts_with("module")
             || l.starts_with("sprint")
             || l.starts_with("case")
+            || l.contains(": PASS ")
+            || l.contains(": FAIL")
         {
             eprintln!("fast-test: {l}");
         }
@@ -297,6 +318,15 @@ fn print_report(result: &str) {
 fn check_result(result: &str) -> Vec<String> {
     let mut bad = Vec::new();
     let has = |s: &str| result.lines().any(|l| l.contains(s));
+    // nproc's access suites (kernel/guest/fast-init.sh, step 5).
+    for suite in NPROC_SUITES {
+        if !result
+            .lines()
+            .any(|l| l.starts_with(&format!("{suite}: PASS ")))
+        {
+            bad.push(format!("nproc suite {suite} did not pass"));
+        }
+    }
     if !result
         .lines()
         .any(|l| l.starts_with(qemu::VERDICT) && l.ends_with("ok"))
@@ -392,7 +422,14 @@ mod tests {
                     by a module index), 0 mismatches\n# module names: 9 names (9 of 9 module names \
                     by a module name index)\nok 1 kallsyms_fast\nsprint-module 4096 1 1\n\
                     cycles: 20 of 20\nok 1 kallsyms_fast\nKFAST-VERDICT ok\n";
+        let nproc: String = NPROC_SUITES
+            .iter()
+            .map(|s| format!("{s}: PASS x\n"))
+            .collect();
+        let good = &format!("{good}{nproc}");
         assert!(check_result(good).is_empty(), "{:?}", check_result(good));
+        let bad = good.replace("access: PASS", "access: FAIL");
+        assert_eq!(check_result(&bad), ["nproc suite access did not pass"]);
         let bad = good.replace("cycles: 20 of 20", "cycles: 7 of 20");
         assert_eq!(check_result(&bad).len(), 1);
         let bad = good.replace("12000 addresses", "12 addresses");

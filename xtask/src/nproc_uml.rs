@@ -15,6 +15,14 @@
 //! - a reader in a new pid namespace sees only that namespace's pids
 //!   (kernel/fast-kernel.config asks for `CONFIG_PID_NS`: the guest's
 //!   NOT CHECKED, what a kernel without it gives, fails the run);
+//! - the access model (fs/proc/nproc/nproc_access.c): as uid 1000,
+//!   against a procfs mounted with each `hidepid=` (0, 1, 2, 4), with
+//!   `subset=pid` and privately over /proc (systemd's `ProtectProc=`), the
+//!   dump lists exactly the tasks the mount lists, with values exactly
+//!   where its files are readable, field for field; no or a foreign procfs
+//!   descriptor, Landlock, `subset=pid`'s `GET_GLOBAL` and mixed opener
+//!   and sender credentials (`access`); each Yama `ptrace_scope` (last:
+//!   3 cannot be undone);
 //! - dumps during a fork/exit storm: no duplicate, no lost survivor;
 //! - the fixed malformed requests, then random ones from a printed seed:
 //!   each refused, no slab growth beyond the stated tolerance.
@@ -44,9 +52,23 @@ pub const SUITES: &[&str] = &[
     "parity-uid1000",
     "parity-threads-uid1000",
     "pidns",
+    "parity-uid1000-hidepid0",
+    "parity-threads-uid1000-hidepid0",
+    "parity-uid1000-hidepid1",
+    "parity-threads-uid1000-hidepid1",
+    "parity-uid1000-hidepid2",
+    "parity-threads-uid1000-hidepid2",
+    "parity-uid1000-hidepid4",
+    "parity-threads-uid1000-hidepid4",
+    "parity-uid1000-subset",
+    "parity-uid1000-private",
+    "access",
     "badreq",
     "storm",
     "fuzz",
+    "parity-uid1000-yama1",
+    "parity-uid1000-yama2",
+    "parity-uid1000-yama3",
     "bench",
 ];
 

@@ -5,6 +5,7 @@
 //! `<suite>: PASS ...` or `<suite>: FAIL ...`, and exits non-zero on
 //! failure. Numbers are printed, never asserted against times.
 
+mod access;
 mod badreq;
 mod fuzz;
 mod ns;
@@ -14,7 +15,21 @@ mod storm;
 
 use clap::{Parser, Subcommand};
 use nproc_genl::Client;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// A procfs mount's hidepid= value, as mount(8) spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Hidepid {
+    /// hidepid=0
+    Off,
+    /// hidepid=1
+    Noaccess,
+    /// hidepid=2
+    Invisible,
+    /// hidepid=4
+    Ptraceable,
+}
 
 #[derive(Parser)]
 #[command(about = "nproc guest suites (run inside the patched kernel)")]
@@ -38,6 +53,39 @@ enum Cmd {
         /// shows that reader "0", and both kinds must occur.
         #[arg(long)]
         uid: Option<u32>,
+        /// The procfs mount to compare with (its root directory), which
+        /// the requests name: its hidepid= decides what both show.
+        #[arg(long, default_value = "/proc")]
+        proc: PathBuf,
+        /// The mount's hidepid= (off, noaccess, invisible, ptraceable):
+        /// what the run must have seen for it not to be vacuous (tasks
+        /// sent by pid alone under noaccess, hidden ones under invisible
+        /// and ptraceable, neither under off).
+        #[arg(long, default_value = "off")]
+        hidepid: Hidepid,
+        /// First enter a new mount namespace and mount a procfs with these
+        /// options over /proc there (what systemd's ProtectProc= gives a
+        /// service); `--proc` is then that /proc.
+        #[arg(long, value_name = "OPTIONS")]
+        private_mount: Option<String>,
+        /// Appended to the suite's name (`parity-uid1000-LABEL`).
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// The access rules beyond one mount's parity: no procfs, foreign
+    /// descriptors, Landlock, credentials of the socket's opener and of
+    /// the sender mixed, subset=pid's GET_GLOBAL (see access.rs).
+    Access {
+        /// A procfs mounted with subset=pid, for GET_GLOBAL's refusal.
+        #[arg(long)]
+        subset_pid: PathBuf,
+        /// A procfs mounted with hidepid=invisible, for the credential
+        /// mixes (what uid `uid` may see there is what it may list).
+        #[arg(long)]
+        invisible: PathBuf,
+        /// The unprivileged uid.
+        #[arg(long, default_value_t = 1000)]
+        uid: u32,
     },
     /// A reader in a new pid namespace sees only that namespace's pids.
     Pidns,
@@ -75,7 +123,12 @@ enum Cmd {
 }
 
 fn connect(suite: &str) -> Option<Client> {
-    match Client::connect() {
+    connect_at(suite, Path::new("/proc"))
+}
+
+/// A client whose requests name the procfs mounted at `root`.
+fn connect_at(suite: &str, root: &Path) -> Option<Client> {
+    match nproc_genl::open_procfs(root).and_then(|fd| Client::connect_with_procfs(Some(fd))) {
         Ok(c) => Some(c),
         Err(e) => {
             println!("{suite}: FAIL {e}");
@@ -117,7 +170,9 @@ fn drop_to(uid: u32) -> std::io::Result<()> {
     }
 }
 
-/// Forks a child that sleeps until killed; returns its pid.
+/// Forks a child that sleeps until killed; returns its pid once it
+/// sleeps (a task that runs has wchan "0" for everyone), or after two
+/// seconds.
 fn sleeper() -> libc::pid_t {
     // SAFETY: the child only sleeps.
     let pid = unsafe { libc::fork() };
@@ -127,16 +182,98 @@ fn sleeper() -> libc::pid_t {
             unsafe { libc::pause() };
         }
     }
+    for _ in 0..200 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, r)| r.starts_with('S'))
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     pid
 }
 
-fn parity(threads: bool, rounds: usize, uid: Option<u32>) -> ExitCode {
-    let suite = match (threads, uid) {
+/// The options of one parity run.
+struct ParityRun {
+    threads: bool,
+    rounds: usize,
+    uid: Option<u32>,
+    root: PathBuf,
+    hide: Hidepid,
+    private_mount: Option<String>,
+    label: Option<String>,
+}
+
+/// unshare(CLONE_NEWNS), then a procfs mounted over /proc with `options`
+/// in the new mount namespace only.
+fn private_proc(options: &str) -> Result<(), String> {
+    let c = |s: &str| std::ffi::CString::new(s).map_err(|e| e.to_string());
+    let (root, proc_, opts) = (c("/")?, c("/proc")?, c(options)?);
+    let fstype = c("proc")?;
+    // SAFETY: unshare(2) and mount(2) with NUL-terminated strings change
+    // only this process's (new) mount namespace.
+    let rc = unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0
+            || libc::mount(
+                std::ptr::null(),
+                root.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+        {
+            -1
+        } else {
+            libc::mount(
+                fstype.as_ptr(),
+                proc_.as_ptr(),
+                fstype.as_ptr(),
+                0,
+                opts.as_ptr().cast(),
+            )
+        }
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "a private /proc ({options}): {}",
+            std::io::Error::last_os_error()
+        ))
+    }
+}
+
+fn parity(run: ParityRun) -> ExitCode {
+    let ParityRun {
+        threads,
+        rounds,
+        uid,
+        root,
+        hide,
+        private_mount,
+        label,
+    } = run;
+    let root = root.as_path();
+    let mut suite = match (threads, uid) {
         (false, None) => "parity-processes".to_string(),
         (true, None) => "parity-threads".to_string(),
         (false, Some(u)) => format!("parity-uid{u}"),
         (true, Some(u)) => format!("parity-threads-uid{u}"),
     };
+    if let Some(l) = label {
+        suite += &format!("-{l}");
+    }
+    // What the guest's own /proc (hidepid=off) lists, before any private
+    // mount covers it: the count of hidden tasks is against it.
+    let all = parity::numeric_dirs(Path::new("/proc")).len();
+    if let Some(o) = private_mount {
+        if let Err(e) = private_proc(&o) {
+            println!("{suite}: FAIL {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let mut child = None;
     if let Some(u) = uid {
         if let Err(e) = drop_to(u) {
@@ -157,10 +294,10 @@ fn parity(threads: bool, rounds: usize, uid: Option<u32>) -> ExitCode {
         }
         child = Some(sleeper());
     }
-    let Some(mut c) = connect(&suite) else {
+    let Some(mut c) = connect_at(&suite, root) else {
         return ExitCode::FAILURE;
     };
-    let st = parity::run(&mut c, threads, rounds);
+    let st = parity::run(&mut c, root, threads, rounds);
     if let Some(pid) = child {
         // SAFETY: kill(2) and waitpid(2) on our own child.
         unsafe {
@@ -169,11 +306,33 @@ fn parity(threads: bool, rounds: usize, uid: Option<u32>) -> ExitCode {
         }
     }
     let mut fails = st.diffs.clone();
-    // A run that compared (almost) nothing proves nothing.
-    if st.tasks < 5 {
+    // A run that compared (almost) nothing proves nothing; a mount that
+    // hides or locks other users' tasks leaves the reader little, but
+    // never nothing (its sleeper).
+    let restricted = hide != Hidepid::Off && uid.is_some();
+    if st.tasks < if restricted { 1 } else { 5 } {
         fails.push(format!("only {} tasks compared", st.tasks));
     }
-    if uid.is_some() && (st.wchan_zero == 0 || st.wchan_sym == 0) {
+    // Processes scope: the mount lists fewer than the whole /proc exactly
+    // when it hides (threads: the sums differ by threads, not judged).
+    let hidden = all.saturating_sub(st.listed + 1);
+    if uid.is_some() && !threads {
+        // Tasks may come and go between the reads: hiding means hiding
+        // many (every root task, kernel threads included).
+        let seen = (st.pid_only > 0, hidden * 4 > all);
+        let want = match hide {
+            Hidepid::Off => (false, false),
+            Hidepid::Noaccess => (true, false),
+            Hidepid::Invisible | Hidepid::Ptraceable => (false, true),
+        };
+        if seen != want {
+            fails.push(format!(
+                "hidepid={hide:?}: {} tasks by pid alone, {hidden} hidden; want (pid alone, hidden) = {want:?}",
+                st.pid_only
+            ));
+        }
+    }
+    if uid.is_some() && st.wchan_sym == 0 || uid.is_some() && !restricted && st.wchan_zero == 0 {
         fails.push(format!(
             "an unprivileged run must see guarded wchans (\"0\") and its own symbols: {} and {}",
             st.wchan_zero, st.wchan_sym
@@ -181,8 +340,10 @@ fn parity(threads: bool, rounds: usize, uid: Option<u32>) -> ExitCode {
     }
     let summary = format!(
         "{} tasks x {} fields: {} equal at once, {} after re-reads, {} within a clock tick \
-         (utime/stime), {} wchan or worker name of a task that ran; wchan agreed \"0\" {} times, a symbol {} times",
-        st.tasks, st.fields, st.first, st.reread, st.tick, st.ran, st.wchan_zero, st.wchan_sym
+         (utime/stime), {} wchan or worker name of a task that ran; wchan agreed \"0\" {} times, a symbol {} times; \
+         {} listed by {}, {} of them by pid alone, {hidden} hidden",
+        st.tasks, st.fields, st.first, st.reread, st.tick, st.ran, st.wchan_zero, st.wchan_sym,
+        st.listed, root.display(), st.pid_only
     );
     verdict(&suite, &fails, &summary)
 }
@@ -271,7 +432,27 @@ fn main() -> ExitCode {
             threads,
             rounds,
             uid,
-        } => parity(threads, rounds, uid),
+            proc,
+            hidepid,
+            private_mount,
+            label,
+        } => parity(ParityRun {
+            threads,
+            rounds,
+            uid,
+            root: proc,
+            hide: hidepid,
+            private_mount,
+            label,
+        }),
+        Cmd::Access {
+            subset_pid,
+            invisible,
+            uid,
+        } => {
+            let fails = access::run(&subset_pid, &invisible, uid);
+            verdict("access", &fails, "every rule held")
+        }
         Cmd::Pidns => match ns::run() {
             ns::Outcome::Ran(fails) => verdict("pidns", &fails, "new namespace saw pids 1 and 2"),
             ns::Outcome::Unsupported(why) => {

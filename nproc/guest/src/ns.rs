@@ -1,8 +1,13 @@
-//! The pid namespace check: a reader in a new pid namespace sees only
-//! that namespace's tasks, with the pids of that namespace.
+//! The pid namespace check: a reader in a new pid namespace, with a
+//! procfs of that namespace, sees only that namespace's tasks, with the
+//! pids of that namespace; through the procfs of the namespace outside
+//! (opened before), it sees pids of that one: the mount's namespace
+//! numbers the pids, as in /proc.
 
-use nproc_genl::{Client, TaskRequest};
+use nproc_genl::{open_procfs, Client, TaskRequest};
 use nproc_proto::{field_id, Scope};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
 
 /// The outcome of the check.
 pub enum Outcome {
@@ -13,9 +18,58 @@ pub enum Outcome {
     Unsupported(String),
 }
 
+/// Mounts a procfs of the new pid namespace on /proc, in the new mount
+/// namespace only.
+fn mount_own_proc() -> Result<(), String> {
+    let c = |s: &str| std::ffi::CString::new(s).expect("no NUL");
+    let (root, proc_, fstype) = (c("/"), c("/proc"), c("proc"));
+    // SAFETY: mount(2) with NUL-terminated strings; only this mount
+    // namespace (private since unshare) changes.
+    let rc = unsafe {
+        if libc::mount(
+            std::ptr::null(),
+            root.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            -1
+        } else {
+            libc::mount(
+                fstype.as_ptr(),
+                proc_.as_ptr(),
+                fstype.as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        }
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "mounting /proc: {}",
+            std::io::Error::last_os_error()
+        ))
+    }
+}
+
+/// What `/proc/self` of the procfs `outer` names: this process's pid in
+/// that mount's namespace.
+fn pid_in(outer: &OwnedFd) -> Option<u64> {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}/self", outer.as_raw_fd())).ok()?;
+    link.to_str()?.parse().ok()
+}
+
 /// In the child, pid 1 of the new namespace: fork a sleeper (pid 2 there)
-/// and dump both scopes. Returns the exit code for the parent.
-fn in_namespace() -> i32 {
+/// and dump both scopes, then once through the outer procfs. Returns the
+/// exit code for the parent.
+fn in_namespace(outer: OwnedFd) -> i32 {
+    if let Err(e) = mount_own_proc() {
+        println!("pidns: FAIL {e}");
+        return 1;
+    }
     // SAFETY: the child only sleeps until killed.
     let sleeper = unsafe { libc::fork() };
     if sleeper == 0 {
@@ -57,6 +111,30 @@ fn in_namespace() -> i32 {
             }
         }
     }
+    // The outer procfs: this process by its outer pid, many more tasks.
+    let outer_pid = pid_in(&outer);
+    match Client::connect_with_procfs(Some(outer))
+        .and_then(|mut c| c.tasks(&TaskRequest::from_names(&["tgid"], Scope::Processes)?))
+    {
+        Err(e) => bad.push(format!("outer procfs dump: {e}")),
+        Ok(d) => {
+            let tgids: Vec<u64> = d
+                .iter()
+                .filter_map(|r| r.get(field_id::TGID)?.as_u64())
+                .collect();
+            seen.push_str(&format!(
+                "outer procfs: {} tasks, own pid {outer_pid:?}; ",
+                tgids.len()
+            ));
+            let mine = outer_pid.is_some_and(|p| p != 1 && tgids.contains(&p));
+            if !mine || tgids.len() <= 2 {
+                bad.push(format!(
+                    "through the outer procfs: {} tasks, own outer pid {outer_pid:?} listed: {mine}",
+                    tgids.len()
+                ));
+            }
+        }
+    }
     // SAFETY: kill(2) and waitpid(2) on our own child.
     unsafe {
         libc::kill(sleeper, libc::SIGKILL);
@@ -69,11 +147,15 @@ fn in_namespace() -> i32 {
     i32::from(!bad.is_empty())
 }
 
-/// unshare(CLONE_NEWPID), fork, check in the child.
+/// unshare(CLONE_NEWPID | CLONE_NEWNS), fork, check in the child.
 pub fn run() -> Outcome {
-    // SAFETY: unshare(2) changes only the namespace our future children
-    // get; it touches no memory.
-    if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
+    let outer = match open_procfs(Path::new("/proc")) {
+        Ok(fd) => fd,
+        Err(e) => return Outcome::Ran(vec![e.to_string()]),
+    };
+    // SAFETY: unshare(2) changes only this process's mount namespace and
+    // the pid namespace our future children get; it touches no memory.
+    if unsafe { libc::unshare(libc::CLONE_NEWPID | libc::CLONE_NEWNS) } != 0 {
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EINVAL) {
             return Outcome::Unsupported(format!(
@@ -85,7 +167,7 @@ pub fn run() -> Outcome {
     // SAFETY: the child runs only the check and leaves with _exit(2).
     match unsafe { libc::fork() } {
         0 => {
-            let code = in_namespace();
+            let code = in_namespace(outer);
             use std::io::Write as _;
             let _ = std::io::stdout().flush();
             // SAFETY: _exit(2) ends the child without running the

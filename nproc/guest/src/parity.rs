@@ -20,6 +20,7 @@ use nproc_genl::{Client, Record, TaskRequest, Value};
 use nproc_proto::{field_id, global_id, task_field_by_name, FieldSet, Scope, Unit};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::path::Path;
 
 /// A task: (tgid, tid), tid only in the threads scope.
 type Key = (u32, Option<u32>);
@@ -45,6 +46,11 @@ pub struct Stats {
     pub wchan_zero: usize,
     /// Agreed wchan symbols.
     pub wchan_sym: usize,
+    /// Tasks the mount lists (first round, before the dump).
+    pub listed: usize,
+    /// Tasks nproc sent as their pid alone (the mount lists them, their
+    /// files are unreadable: hidepid=noaccess), first round.
+    pub pid_only: usize,
 }
 
 /// The fields to compare: the kernel's task fields and the table's. A
@@ -102,25 +108,43 @@ fn u32_of(r: &Record, id: u16) -> Option<u32> {
     r.get(id)?.as_u64().and_then(|v| u32::try_from(v).ok())
 }
 
-/// Every task /proc lists, read once.
-fn read_all(threads: bool) -> BTreeMap<Key, ProcTask> {
-    let mut out = BTreeMap::new();
-    for tgid in numeric_dirs("/proc") {
-        if threads {
-            for tid in numeric_dirs(&format!("/proc/{tgid}/task")) {
-                if let Some(t) = ProcTask::read(&procfs::task_dir(tgid, Some(tid))) {
-                    out.insert((tgid, Some(tid)), t);
-                }
+/// One read of a procfs mount: what it lists, and what it lets the reader
+/// read.
+struct ProcRead {
+    /// Every task listed (`/proc/PID`, or `/proc/PID/task/TID`).
+    listed: BTreeSet<Key>,
+    /// The listed tasks whose files could be read, read once.
+    read: BTreeMap<Key, ProcTask>,
+}
+
+/// Every task the procfs mounted at `root` lists, read once.
+fn read_all(root: &Path, threads: bool) -> ProcRead {
+    let mut r = ProcRead {
+        listed: BTreeSet::new(),
+        read: BTreeMap::new(),
+    };
+    for tgid in numeric_dirs(root) {
+        let tids: Vec<Option<u32>> = if threads {
+            // Empty when /proc/PID is unreadable: so are its threads.
+            numeric_dirs(&root.join(format!("{tgid}/task")))
+                .into_iter()
+                .map(Some)
+                .collect()
+        } else {
+            vec![None]
+        };
+        for tid in tids {
+            r.listed.insert((tgid, tid));
+            if let Some(t) = ProcTask::read(&procfs::task_dir(root, tgid, tid)) {
+                r.read.insert((tgid, tid), t);
             }
-        } else if let Some(t) = ProcTask::read(&procfs::task_dir(tgid, None)) {
-            out.insert((tgid, None), t);
         }
     }
-    out
+    r
 }
 
 /// The numeric entries of a directory (pids).
-pub fn numeric_dirs(dir: &str) -> Vec<u32> {
+pub fn numeric_dirs(dir: &Path) -> Vec<u32> {
     let Ok(rd) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -187,8 +211,48 @@ fn is_tick(a: &str, b: &str) -> bool {
     }
 }
 
-/// Runs the parity check of one scope; `rounds` >= 1.
-pub fn run(client: &mut Client, threads: bool, rounds: usize) -> Stats {
+/// Whether `rec` is a task sent by its pid alone: asked for every field,
+/// it has no tid.
+fn pid_only(rec: &Record) -> bool {
+    rec.get(field_id::TID).is_none()
+}
+
+/// The first round's visibility rules: nproc lists exactly the tasks the
+/// mount lists, with fields exactly where the mount's files are readable.
+/// Tasks born or gone during the round (in one /proc read only) are not
+/// judged.
+fn check_visibility(p1: &ProcRead, p2: &ProcRead, sent: &BTreeMap<Key, bool>, st: &mut Stats) {
+    let listed = |k: &Key| p1.listed.contains(k) || p2.listed.contains(k);
+    let both_listed = |k: &Key| p1.listed.contains(k) && p2.listed.contains(k);
+    let both_read = |k: &Key| p1.read.contains_key(k) && p2.read.contains_key(k);
+    let never_read = |k: &Key| !p1.read.contains_key(k) && !p2.read.contains_key(k);
+    for (key, &only_pid) in sent {
+        if !listed(key) {
+            st.diffs.push(format!(
+                "nproc sent task {key:?}, which the mount does not list"
+            ));
+        } else if !only_pid && both_listed(key) && never_read(key) {
+            st.diffs.push(format!(
+                "nproc sent the fields of task {key:?}, whose files the mount refuses"
+            ));
+        } else if only_pid && both_read(key) {
+            st.diffs.push(format!(
+                "nproc sent task {key:?} by its pid alone, but the mount lets its files be read"
+            ));
+        }
+    }
+    for key in p1.listed.intersection(&p2.listed) {
+        if !sent.contains_key(key) {
+            st.diffs.push(format!(
+                "the mount lists task {key:?} before and after the dump, nproc does not"
+            ));
+        }
+    }
+}
+
+/// Runs the parity check of one scope against the procfs mounted at
+/// `root` (the mount `client` names in its requests); `rounds` >= 1.
+pub fn run(client: &mut Client, root: &Path, threads: bool, rounds: usize) -> Stats {
     let mut st = Stats::default();
     let fields = match field_list(client) {
         Ok(f) => f,
@@ -223,7 +287,7 @@ pub fn run(client: &mut Client, threads: bool, rounds: usize) -> Stats {
     let mut ran_ever: BTreeSet<Key> = BTreeSet::new();
     for round in 0..rounds.max(1) {
         let last = round + 1 == rounds.max(1);
-        let p1 = read_all(threads);
+        let mut r1 = read_all(root, threads);
         let dump = match client.tasks(&req) {
             Ok(d) => d,
             Err(e) => {
@@ -231,7 +295,26 @@ pub fn run(client: &mut Client, threads: bool, rounds: usize) -> Stats {
                 return st;
             }
         };
-        let p2 = read_all(threads);
+        let mut r2 = read_all(root, threads);
+        if round == 0 {
+            let mut sent = BTreeMap::new();
+            for rec in &dump {
+                let Some(tgid) = u32_of(rec, field_id::TGID) else {
+                    continue; // a diff below
+                };
+                let key = (tgid, threads.then(|| u32_of(rec, field_id::TID)).flatten());
+                if tgid != me {
+                    sent.insert(key, pid_only(rec));
+                }
+            }
+            // The checker itself is left out, as everywhere here.
+            r1.listed.retain(|k| k.0 != me);
+            r2.listed.retain(|k| k.0 != me);
+            st.listed = r1.listed.len();
+            st.pid_only = sent.values().filter(|&&p| p).count();
+            check_visibility(&r1, &r2, &sent, &mut st);
+        }
+        let (p1, p2) = (&r1.read, &r2.read);
         let mut next: BTreeMap<Key, BTreeSet<usize>> = BTreeMap::new();
         for rec in &dump {
             let Some(tgid) = u32_of(rec, field_id::TGID) else {
@@ -239,7 +322,7 @@ pub fn run(client: &mut Client, threads: bool, rounds: usize) -> Stats {
                 continue;
             };
             let key = (tgid, threads.then(|| u32_of(rec, field_id::TID)).flatten());
-            if tgid == me {
+            if tgid == me || pid_only(rec) {
                 continue;
             }
             let todo: Vec<usize> = match &pending {

@@ -95,10 +95,10 @@ pub struct ProcTask {
 
 /// The directory of a task: `/proc/TGID` (processes scope) or
 /// `/proc/TGID/task/TID` (threads scope).
-pub fn task_dir(tgid: u32, tid: Option<u32>) -> PathBuf {
+pub fn task_dir(root: &Path, tgid: u32, tid: Option<u32>) -> PathBuf {
     match tid {
-        Some(tid) => PathBuf::from(format!("/proc/{tgid}/task/{tid}")),
-        None => PathBuf::from(format!("/proc/{tgid}")),
+        Some(tid) => root.join(format!("{tgid}/task/{tid}")),
+        None => root.join(tgid.to_string()),
     }
 }
 

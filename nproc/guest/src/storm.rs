@@ -8,6 +8,7 @@ use crate::procfs::{task_dir, ProcTask};
 use nproc_genl::{Client, TaskRequest};
 use nproc_proto::{field_id, Scope};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -37,9 +38,9 @@ pub struct Stats {
 /// scope).
 fn starts(threads: bool) -> BTreeMap<u32, String> {
     let mut out = BTreeMap::new();
-    for tgid in numeric_dirs("/proc") {
+    for tgid in numeric_dirs(Path::new("/proc")) {
         let ids: Vec<(u32, Option<u32>)> = if threads {
-            numeric_dirs(&format!("/proc/{tgid}/task"))
+            numeric_dirs(&Path::new("/proc").join(format!("{tgid}/task")))
                 .into_iter()
                 .map(|t| (t, Some(t)))
                 .collect()
@@ -47,7 +48,7 @@ fn starts(threads: bool) -> BTreeMap<u32, String> {
             vec![(tgid, None)]
         };
         for (id, tid) in ids {
-            if let Some(s) = ProcTask::read_start(&task_dir(tgid, tid)) {
+            if let Some(s) = ProcTask::read_start(&task_dir(Path::new("/proc"), tgid, tid)) {
                 out.insert(id, s);
             }
         }
