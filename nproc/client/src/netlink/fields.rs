@@ -57,7 +57,9 @@ pub fn for_kind(kind: Kind) -> &'static [u16] {
         Kind::Comm => &[f::COMM],
         // fill_cmdline_cvt(): the command line, else [comm] (<defunct>
         // for a zombie).
-        Kind::Args => &[f::CMDLINE, f::COMM, f::STATE],
+        // START_TIME: a long command line is re-read from /proc, and the
+        // start time tells whether the pid still names the same task.
+        Kind::Args => &[f::CMDLINE, f::COMM, f::STATE, f::START_TIME],
         Kind::Etime | Kind::Etimes | Kind::Stime | Kind::Start | Kind::BsdStart | Kind::Lstart => {
             &[f::START_TIME]
         }

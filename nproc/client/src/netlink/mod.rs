@@ -72,8 +72,10 @@ impl NprocSource {
         let mut task = Task::empty(0, 0);
         self.client
             .for_each_task_view(&req, |view| {
-                if go {
-                    fill_task(&view, page_size, &mut task)?;
+                // A task sent by its pid alone (its /proc files are not
+                // readable to this reader, hidepid=noaccess): ps cannot
+                // read its stat either, and skips it.
+                if go && fill_task(&view, page_size, &mut task)? {
                     go = visit(&task);
                 }
                 Ok(())
@@ -90,12 +92,13 @@ impl NprocSource {
 /// itself compiles in, fixed when compiling ([`task_number`],
 /// [`task_string`]): one dispatch on the id per value. A value of another
 /// size, or a malformed message, is the error; ids nps does not read are
-/// passed over.
+/// passed over. `false` when the message holds the tgid alone: the
+/// kernel lists the task but its values are not the reader's to see.
 pub fn fill_task(
     view: &TaskView<'_>,
     page_size: u64,
     t: &mut Task,
-) -> Result<(), nproc_genl::Error> {
+) -> Result<bool, nproc_genl::Error> {
     let mut comm = std::mem::take(&mut t.comm);
     let mut wchan = match std::mem::replace(&mut t.wchan, Wchan::Unreadable) {
         Wchan::Symbol(w) => w,
@@ -108,6 +111,7 @@ pub fn fill_task(
         ..Task::empty(0, 0)
     };
     let (mut tid, mut resident, mut locked) = (None, 0, 0);
+    let mut values = false;
     // n!: the number of field `$id` in `$v`; s!: the same as an i32 (a
     // u32 or s32 field's 32 bits; signed values travel as two's
     // complement). The id only fixes the width checked and the name an
@@ -127,6 +131,7 @@ pub fn fill_task(
         // `t.ppid`, ... captures a reference per field, all of them copied
         // in before every task's first value.
         let t = &mut *t;
+        values |= id != f::TGID;
         match id {
             f::TGID => t.tgid = s!(f::TGID, v),
             f::TID => tid = Some(s!(f::TID, v)),
@@ -192,10 +197,10 @@ pub fn fill_task(
     })?;
     t.tid = tid.unwrap_or(t.tgid);
     if let Some(b) = t.cmdline.take_if(|b| b.len() >= CMDLINE_MAX) {
-        t.cmdline = reread_cmdline(t.tgid, t.tid).or(Some(b));
+        t.cmdline = reread_cmdline(t.tgid, t.tid, t.start_time).or(Some(b));
     }
     fill_kib(t, resident, locked, page_size);
-    Ok(())
+    Ok(values)
 }
 
 /// The status-derived sizes, from the page size the kernel gave:
@@ -213,21 +218,43 @@ fn fill_kib(t: &mut Task, resident_pages: u64, locked_pages: u64, page_size: u64
 
 /// A command line the kernel cut at [`CMDLINE_MAX`], read whole from
 /// /proc as procps reads it; `None` when that fails (the task exited, or
-/// there is no /proc): the kernel's prefix is used then.
-fn reread_cmdline(tgid: i32, tid: i32) -> Option<Vec<u8>> {
+/// there is no /proc) or when the pid now names another task: the
+/// kernel's prefix is used then.
+///
+/// The pid is the dump's, read some time ago: it may have been reused.
+/// The task's /proc directory is opened first (a descriptor of it keeps
+/// naming that one task), its stat's start time compared with the
+/// dump's `start_time`, and cmdline read through the same descriptor.
+fn reread_cmdline(tgid: i32, tid: i32, start_time: u64) -> Option<Vec<u8>> {
     use std::io::Read;
-    let path = if tgid == tid {
-        format!("/proc/{tgid}/cmdline")
+    use std::os::fd::AsRawFd;
+    let dir = if tgid == tid {
+        format!("/proc/{tgid}")
     } else {
-        format!("/proc/{tgid}/task/{tid}/cmdline")
+        format!("/proc/{tgid}/task/{tid}")
     };
+    let dir = std::fs::File::open(dir).ok()?;
+    let at = |name: &str| format!("/proc/self/fd/{}/{name}", dir.as_raw_fd());
+    let stat = std::fs::read(at("stat")).ok()?;
+    if stat_start_time(&stat) != Some(start_time) {
+        return None;
+    }
     let mut buf = Vec::new();
-    std::fs::File::open(path)
+    std::fs::File::open(at("cmdline"))
         .ok()?
         .take(crate::procfs::CMDLINE_MAX as u64)
         .read_to_end(&mut buf)
         .ok()?;
     Some(buf)
+}
+
+/// Field 22 of a stat line (start time, clock ticks since boot): counted
+/// after the last `)`, as the comm may hold spaces and parentheses.
+fn stat_start_time(stat: &[u8]) -> Option<u64> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
+    // Fields 3 (state) onwards; 22 is the 20th of them.
+    rest.split_ascii_whitespace().nth(19)?.parse().ok()
 }
 
 impl Source for NprocSource {
@@ -276,6 +303,8 @@ impl Source for NprocSource {
         }
         if want.cmdline {
             fields.set(f::CMDLINE);
+            // To tell a reused pid when a long command line is re-read.
+            fields.set(f::START_TIME);
         }
         if want.wchan {
             fields.set(f::WCHAN);
@@ -346,6 +375,38 @@ mod tests {
         let mut t = Task::empty(0, 0);
         fill_task(&TaskView::from_nest(&nest(values)), 4096, &mut t)?;
         Ok(t)
+    }
+
+    #[test]
+    fn a_task_sent_by_its_pid_alone_is_not_shown() {
+        let mut t = Task::empty(0, 0);
+        let pid_only = nest(&[(f::TGID, Value::U32(7))]);
+        assert!(!fill_task(&TaskView::from_nest(&pid_only), 4096, &mut t).unwrap());
+        let full = nest(&[
+            (f::TGID, Value::U32(7)),
+            (f::STATE, Value::U32(u32::from(b'S'))),
+        ]);
+        assert!(fill_task(&TaskView::from_nest(&full), 4096, &mut t).unwrap());
+        assert_eq!((t.tgid, t.state), (7, b'S'));
+    }
+
+    #[test]
+    fn start_time_is_field_22_after_the_last_parenthesis() {
+        let stat = b"42 (a) b) c) S 1 42 42 0 -1 4194560 99 0 0 0 3 4 0 0 20 0 1 0 12345 999 1";
+        assert_eq!(stat_start_time(stat), Some(12345));
+        assert_eq!(stat_start_time(b"42 (x) S 1"), None);
+        assert_eq!(stat_start_time(b"no parenthesis"), None);
+    }
+
+    #[test]
+    fn a_reused_pid_is_not_reread() {
+        // This process's own stat: the right start time reads its
+        // cmdline, any other refuses.
+        let me = std::process::id() as i32;
+        let stat = std::fs::read(format!("/proc/{me}/stat")).unwrap();
+        let start = stat_start_time(&stat).unwrap();
+        assert!(reread_cmdline(me, me, start).is_some_and(|c| !c.is_empty()));
+        assert_eq!(reread_cmdline(me, me, start + 1), None);
     }
 
     #[test]
