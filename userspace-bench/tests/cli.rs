@@ -93,25 +93,92 @@ fn bad_inputs_fail_with_the_file_or_line_named() {
     assert_error(&resolve(root, &["1"]), &["kallsyms:2"]);
 }
 
+/// A capture of a machine's files resolves as the machine does: here the
+/// sample tree stands in for the machine (`--from`), so this holds on any
+/// host; `capture_then_resolve_gives_the_live_answers` is the same on the
+/// live machine.
 #[test]
-fn capture_then_resolve_gives_the_live_answers() {
-    let live_ok = std::fs::read("/proc/kallsyms")
-        .map(|t| t.starts_with(b"ffff"))
-        .unwrap_or(false);
+fn capture_then_resolve_gives_the_sample_roots_answers() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let dir = tmp.path();
-    let out = bin().arg("capture").arg(dir).output().expect("runs");
-    if !live_ok {
-        // Hidden or unreadable addresses must be refused, not captured.
-        assert!(!out.status.success());
-        return;
-    }
+    let dir = tmp.path().join("snap");
+    let out = bin()
+        .args(["capture", "--from"])
+        .arg(sample_root())
+        .arg(&dir)
+        .output()
+        .expect("runs");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = std::fs::read_to_string("/proc/kallsyms").expect("readable");
+    // Core text, a module symbol, module data and an unresolved address.
+    let addrs = [
+        "ffffffff81000010",
+        "ffffffffc0a01010",
+        "ffffffffc0a03010",
+        "ffffffffc0900044",
+        "0",
+    ];
+    let original = resolve(&sample_root(), &addrs);
+    let replay = resolve(&dir, &addrs);
+    assert!(original.status.success() && replay.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&replay.stdout),
+        String::from_utf8_lossy(&original.stdout)
+    );
+    assert!(String::from_utf8_lossy(&replay.stdout)
+        .contains("ffffffffc0a01010 nf_demo_hook+0x10/0x80 [nf_demo]"));
+}
+
+/// What an unprivileged reader sees (every address zeroed) is refused,
+/// with the reason, and nothing is left behind.
+#[test]
+fn capture_refuses_hidden_addresses() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let from = tmp.path().join("machine");
+    std::fs::create_dir_all(from.join("proc")).expect("mkdir");
+    std::fs::write(
+        from.join("proc/kallsyms"),
+        "0000000000000000 T _stext\n0000000000000000 T start_kernel\n",
+    )
+    .expect("write");
+    std::fs::write(from.join("proc/modules"), "").expect("write");
+    let dir = tmp.path().join("snap");
+    let out = bin()
+        .args(["capture", "--from"])
+        .arg(&from)
+        .arg(&dir)
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("kptr_restrict"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.exists(), "a refused capture leaves no directory");
+}
+
+/// The live machine: `capture` then `resolve --root` prints what
+/// `resolve` on the live files prints. Needs root with visible kernel
+/// addresses, and fails without them; `cargo xtask test` runs it.
+#[test]
+#[ignore = "needs root and visible kernel addresses; `cargo xtask test` runs it"]
+fn capture_then_resolve_gives_the_live_answers() {
+    let text = std::fs::read_to_string("/proc/kallsyms").expect("/proc/kallsyms readable");
+    assert!(
+        text.starts_with("ffff"),
+        "/proc/kallsyms hides its addresses from this process: run as root"
+    );
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
+    let out = bin().arg("capture").arg(dir).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stext = text
         .lines()
         .find(|l| l.ends_with(" _stext"))
