@@ -31,8 +31,10 @@ enum Command {
     ///
     /// An address whose kernel text the files do not determine (inside a
     /// `[bpf]` program or an ftrace-kept module init function, whose sizes
-    /// /proc/kallsyms does not list) is explained on stderr instead, and
-    /// the exit status is non-zero.
+    /// /proc/kallsyms does not list) gets the most likely answer (the room
+    /// up to the next listed symbol as its size), explained on stderr; the
+    /// exit status stays 0, as every other line is exact. Bad input exits
+    /// non-zero.
     Resolve {
         /// Root of the machine's files (DIR/proc/kallsyms, DIR/proc/modules, DIR/sys/module).
         #[arg(long, default_value = "/")]

@@ -42,6 +42,18 @@ ffffffff82209990 0xffffffff82209990
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
 }
 
+/// `resolve --help` says what an estimated answer exits with, and it does.
+#[test]
+fn resolve_help_tells_the_exit_status_of_an_estimate() {
+    let help = bin().args(["resolve", "--help"]).output().expect("runs");
+    let help = String::from_utf8_lossy(&help.stdout).replace('\n', " ");
+    assert!(help.contains("the exit status stays 0"), "{help}");
+    // 0x10 bytes into a [bpf] program: the size printed is an estimate.
+    let out = resolve(&sample_root(), &["ffffffffc0b00010"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("estimated size"));
+}
+
 #[test]
 fn resolve_reads_stdin_one_address_per_line() {
     let mut cmd = bin();
