@@ -289,3 +289,54 @@ fn bench_json_has_every_workload_and_ratio() {
         }
     }
 }
+
+/// `--results DIR` records the run: one file named by date and kind, the
+/// report plus when, where and under what load it was measured. A
+/// `--quick` run without it records nothing.
+#[test]
+fn bench_records_a_dated_results_file() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = bin()
+        .args(["bench", "--quick", "--results"])
+        .arg(tmp.path())
+        .arg("--root")
+        .arg(sample_root())
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = &files[0];
+    // 2026-12-03T142501Z-userspace.json
+    assert!(
+        name.ends_with("Z-userspace.json") && name.len() == 33,
+        "{name}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join(name)).expect("read")).expect("JSON");
+    assert_eq!(v["kind"], "userspace");
+    let date = v["date"].as_str().expect("date");
+    assert_eq!(name[..17], date.replace(':', "")[..17], "{date}");
+    assert_eq!(v["symbols"], 44);
+    assert_eq!(v["workloads"].as_array().map(Vec::len), Some(4));
+    assert!(v["host"]["cpus"].as_u64().is_some_and(|n| n > 0));
+    assert!(v["host"]["load_after"].is_string());
+    assert!(v["source"].as_str().is_some_and(|s| s.contains("kallsyms")));
+
+    let empty = tempfile::tempdir().expect("temp dir");
+    let out = bin()
+        .current_dir(empty.path())
+        .args(["bench", "--quick", "--json", "--root"])
+        .arg(sample_root())
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("recorded in"));
+}
