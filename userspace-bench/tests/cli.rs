@@ -328,7 +328,12 @@ fn bench_records_a_dated_results_file() {
     assert_eq!(v["workloads"].as_array().map(Vec::len), Some(4));
     assert!(v["host"]["cpus"].as_u64().is_some_and(|n| n > 0));
     assert!(v["host"]["load_after"].is_string());
-    assert!(v["source"].as_str().is_some_and(|s| s.contains("kallsyms")));
+    assert!(v["source"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("written by kallsyms-bench")));
+    assert!(v["table"]
+        .as_str()
+        .is_some_and(|s| s.ends_with("root/proc/kallsyms")));
 
     let empty = tempfile::tempdir().expect("temp dir");
     let out = bin()

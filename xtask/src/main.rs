@@ -20,6 +20,10 @@
 //!   (`/bin/ps` vs `nps`, /proc vs nproc, ~5,000 tasks, `--dumps N`).
 //! - `tcg-blocks`: QEMU TCG's blocks translated or executed per function,
 //!   from its `in_asm` or `exec` log.
+//! - `readme`: README.md's headline table from the latest files in
+//!   `bench/results/` (`--check` in `.ci/run`); `record`: such a file from
+//!   an earlier run's output. `fast-uml-test`, `fast-test` and
+//!   `nproc-bench` write theirs when they pass (see `results.rs`).
 //!
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
@@ -43,6 +47,7 @@ mod nproc_bench;
 mod nproc_uml;
 mod patches;
 mod qemu;
+mod results;
 mod run;
 mod seed;
 mod setup;
@@ -126,6 +131,12 @@ enum Cmd {
     /// QEMU TCG's blocks translated or executed per function, from a
     /// `-d in_asm` or `-d exec,nochain` log (KFAST_QEMU_EXTRA).
     TcgBlocks(tcg_blocks::Options),
+    /// Rewrite README.md's headline table from the latest files in
+    /// bench/results/; --check fails when it differs instead.
+    Readme(results::ReadmeOptions),
+    /// Write a bench/results/ file from the output an earlier run left
+    /// (uml-native, qemu-tcg or nproc).
+    Record(results::RecordOptions),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -161,6 +172,8 @@ fn main() -> ExitCode {
         Cmd::NprocUmlTest(o) => nproc_uml::run(&o),
         Cmd::NprocBench(o) => nproc_bench::run(&o),
         Cmd::TcgBlocks(o) => tcg_blocks::run(&o),
+        Cmd::Readme(o) => results::readme(&o),
+        Cmd::Record(o) => results::record(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),

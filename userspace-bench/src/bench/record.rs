@@ -16,8 +16,11 @@ use super::Report;
 /// Where a full run is recorded when no `--results DIR` is given: this
 /// repository's `bench/results/`, when the binary runs from a checkout.
 pub fn default_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/results");
-    dir.is_dir().then_some(dir)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../bench/results")
+        .canonicalize()
+        .ok()
+        .filter(|d| d.is_dir())
 }
 
 /// The host's load average (`/proc/loadavg`'s first three fields).
@@ -74,13 +77,20 @@ fn git_commit() -> Option<String> {
     })
 }
 
-/// The file's content: the report and where and when it was measured.
+/// The file's content: the report (its `source`, the table measured, as
+/// `table`) and where and when it was measured.
 pub fn document(report: &Report, date: &str, load_before: Option<String>) -> Value {
-    let mut v = json!({
+    let mut v = match serde_json::to_value(report) {
+        Ok(Value::Object(r)) => r,
+        _ => serde_json::Map::new(),
+    };
+    let table = v.remove("source");
+    let header = json!({
         "kind": "userspace",
         "date": date,
         "command": "cargo run --release -p userspace-bench",
-        "source": format!("written by kallsyms-bench at the end of the run ({})", report.source),
+        "source": "written by kallsyms-bench at the end of the run",
+        "table": table,
         "commit": git_commit(),
         "host": {
             "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
@@ -89,12 +99,10 @@ pub fn document(report: &Report, date: &str, load_before: Option<String>) -> Val
             "note": "load averages from /proc/loadavg: the machine may be shared, and the numbers move with its load",
         },
     });
-    if let (Some(map), Ok(Value::Object(r))) = (v.as_object_mut(), serde_json::to_value(report)) {
-        for (k, x) in r {
-            map.insert(k, x);
-        }
+    if let Value::Object(h) = header {
+        v.extend(h);
     }
-    v
+    Value::Object(v)
 }
 
 /// Writes the run into `dir` as `<UTC date and time>-userspace.json`;
