@@ -333,7 +333,7 @@ struct Row {
 }
 
 /// The steps of `cargo xtask test`, timed: the table at the end is how
-/// the README's budget figures are measured.
+/// the wall times kernel/README.md describes are measured.
 #[derive(Default)]
 struct Steps {
     done: Vec<Row>,

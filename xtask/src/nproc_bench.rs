@@ -88,7 +88,7 @@ enum Clock {
     /// a TLB refill costs it far more than the instructions they run). What
     /// is left is how much work each tool has the machine do, every
     /// instruction weighing the same: nps's counts repeat to half a
-    /// percent, ps's to a few percent (README.md, "nproc benchmark").
+    /// percent, ps's to a few percent (docs/nproc-bench.md).
     /// Hardware is not that either: it charges syscalls, cache
     /// misses and TLB refills more than an instruction each, and ps has
     /// far more of them (17.6 syscalls per process against 0.03).
