@@ -98,8 +98,7 @@ mod robustness {
             }
             false
         };
-        let mut v = Verdicts::default();
-        v.kallsyms = match ProcKallsyms::parse(f, data) {
+        let kallsyms = match ProcKallsyms::parse(f, data) {
             Ok(k) => {
                 let syms = k.core.iter().chain(
                     k.modules
@@ -120,7 +119,7 @@ mod robustness {
             }
             Err(e) => err(e),
         };
-        v.nm = match parse_nm(f, data) {
+        let nm = match parse_nm(f, data) {
             Ok(syms) => {
                 assert!(syms.len() <= n);
                 assert!(syms.iter().all(|s| spelled_in(data, &s.name)));
@@ -129,7 +128,7 @@ mod robustness {
             }
             Err(e) => err(e),
         };
-        v.modules = match parse_proc_modules(f, data) {
+        let modules = match parse_proc_modules(f, data) {
             Ok(mods) => {
                 assert!(mods.len() <= n);
                 assert!(mods.iter().all(|m| spelled_in(data, m.name.as_bytes())));
@@ -137,8 +136,8 @@ mod robustness {
             }
             Err(e) => err(e),
         };
-        v.section = parse_section_address(f, data).map_or_else(err, |_| true);
-        v.layout = match parse_module_layout(f, data) {
+        let section = parse_section_address(f, data).map_or_else(err, |_| true);
+        let layout = match parse_module_layout(f, data) {
             Ok(l) => {
                 assert!(l.len() <= n);
                 assert!(l.iter().all(|(m, _)| spelled_in(data, m.as_bytes())));
@@ -146,7 +145,13 @@ mod robustness {
             }
             Err(e) => err(e),
         };
-        v
+        Verdicts {
+            kallsyms,
+            nm,
+            modules,
+            section,
+            layout,
+        }
     }
 
     #[test]
