@@ -10,16 +10,22 @@ use kallsyms_fast::name::NameBuf;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flags, text)) = data.split_first() else { return };
+    let Some((&flags, text)) = data.split_first() else {
+        return;
+    };
     let Ok(symbols) = read_nm(text) else { return };
     let opts = CompressOptions {
         all_symbols: flags & 1 != 0,
         absolute_percpu: flags & 2 != 0,
         reject_long_names: flags & 4 != 0,
     };
-    let Ok(tables) = compress(&symbols, &opts) else { return };
+    let Ok(tables) = compress(&symbols, &opts) else {
+        return;
+    };
     // Empty names are legal for scripts/kallsyms but refused by validation.
-    let Ok(m) = Mirror::new(tables, Vec::new()) else { return };
+    let Ok(m) = Mirror::new(tables, Vec::new()) else {
+        return;
+    };
     let (mut n1, mut n2) = (NameBuf::new(), NameBuf::new());
     let (mut a, mut b) = (SymbolBuf::new(), SymbolBuf::new());
     for s in &symbols {

@@ -17,7 +17,8 @@ use clap::{Parser, Subcommand};
 ///
 /// With no subcommand, benchmarks this machine's /proc/kallsyms (or, when it
 /// is unreadable or its addresses are hidden, an embedded real table from a
-/// Linux 6.18 x86_64 machine).
+/// Linux 6.18 x86_64 machine) and records the run in the checkout's
+/// bench/results/ (as `bench` does; see `bench --help`).
 #[derive(Parser)]
 #[command(name = "kallsyms-bench", version)]
 struct Cli {
@@ -31,8 +32,10 @@ enum Command {
     ///
     /// An address whose kernel text the files do not determine (inside a
     /// `[bpf]` program or an ftrace-kept module init function, whose sizes
-    /// /proc/kallsyms does not list) is explained on stderr instead, and
-    /// the exit status is non-zero.
+    /// /proc/kallsyms does not list) gets the most likely answer (the room
+    /// up to the next listed symbol as its size), explained on stderr; the
+    /// exit status stays 0, as every other line is exact. Bad input exits
+    /// non-zero.
     Resolve {
         /// Root of the machine's files (DIR/proc/kallsyms, DIR/proc/modules, DIR/sys/module).
         #[arg(long, default_value = "/")]
@@ -68,9 +71,17 @@ enum Command {
         /// JSON output for scripts.
         #[arg(long)]
         json: bool,
-        /// Fewer operations and rounds.
+        /// Fewer operations and rounds (a smoke run: not recorded unless --results is given).
         #[arg(long)]
         quick: bool,
+        /// Write the run as a dated JSON file into DIR (default for a full
+        /// run: this checkout's bench/results/, which README.md's headline
+        /// table is generated from).
+        #[arg(long, value_name = "DIR")]
+        results: Option<PathBuf>,
+        /// Do not write the run into bench/results/.
+        #[arg(long, conflicts_with = "results")]
+        no_record: bool,
     },
     /// Load and enable the kmod-shim kernel module; time /proc/PID/wchan reads.
     Shim(shim::ShimArgs),
@@ -105,13 +116,23 @@ fn main() -> ExitCode {
             })
             .map_err(|e| e.to_string()),
         Some(Command::Shim(args)) => shim::run(&args),
-        Some(Command::Bench { root, json, quick }) => {
-            bench::run(&bench::Options { root, json, quick })
-        }
+        Some(Command::Bench {
+            root,
+            json,
+            quick,
+            results,
+            no_record,
+        }) => bench::run(&bench::Options {
+            root,
+            json,
+            quick,
+            record: bench::record_dir(results, no_record, quick),
+        }),
         None => bench::run(&bench::Options {
             root: PathBuf::from("/"),
             json: false,
             quick: false,
+            record: bench::record_dir(None, false, false),
         }),
     };
     match result {

@@ -20,7 +20,8 @@
 
 use crate::patches::input::diff_paths;
 use crate::{
-    env, guest_test, initramfs, kernel, kunit_counts, modules, qemu, run, shim_test, Result,
+    env, guest_test, initramfs, kernel, kunit_counts, modules, qemu, results, run, shim_test,
+    Result,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -242,6 +243,9 @@ fn restore_times(dst: &Path, before: &[Before]) -> Result<usize> {
     Ok(kept)
 }
 
+/// The command, as its results files name it.
+pub const COMMAND: &str = "cargo xtask fast-test";
+
 /// The patched kernel's own guest run: KUnit, bench, module cycles.
 fn guest_run(timeout: Duration) -> Result<u8> {
     let kos = modules::build_these(&["ksym_many"])?;
@@ -275,6 +279,8 @@ fn guest_run(timeout: Duration) -> Result<u8> {
     failures.extend(check_result(&result));
     print_report(&result);
     if failures.is_empty() {
+        // TCG numbers, recorded as such (kind `qemu-tcg`).
+        results::record_run_bench("qemu-tcg", COMMAND, &result);
         eprintln!(
             "fast-test: patched kernel guest PASS in {:.1?}",
             boot.elapsed

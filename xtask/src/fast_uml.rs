@@ -22,10 +22,11 @@
 //!
 //! A failed KUnit case, a missing step, kernel trouble on the console or a
 //! permission difference fails the run; the numbers are printed, never
-//! asserted.
+//! asserted, and a passing run's benchmark table is recorded in
+//! `bench/results/` (kind `uml-native`).
 
 use crate::uml::{self, Uml};
-use crate::{env, fast, initramfs, kunit_counts, modules, shim_test, Result};
+use crate::{env, fast, initramfs, kunit_counts, modules, results, shim_test, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -59,6 +60,9 @@ pub(crate) fn kernel() -> Uml {
         fragments: vec![env::repo_root().join("kernel/fast-kernel.config")],
     })
 }
+
+/// The command, as its results files name it.
+pub const COMMAND: &str = "cargo xtask fast-uml-test";
 
 /// `cargo xtask fast-uml-test`: build, boot, check; returns the exit code.
 pub fn run(o: &Options) -> Result<u8> {
@@ -128,6 +132,9 @@ pub fn run(o: &Options) -> Result<u8> {
     fails.extend(check_generation(&read(&out, "generation")));
     eprintln!("fast-uml-test: results in {}", out.display());
     if fails.is_empty() {
+        // The native-speed numbers of a passing run are the project's
+        // in-kernel figures: bench/results/, README.md's headline.
+        results::record_run_bench("uml-native", COMMAND, &read(&out, "bench"));
         eprintln!("fast-uml-test: PASS in {:.1?}", t.elapsed());
         Ok(0)
     } else {

@@ -20,6 +20,10 @@
 //!   (`/bin/ps` vs `nps`, /proc vs nproc, ~5,000 tasks, `--dumps N`).
 //! - `tcg-blocks`: QEMU TCG's blocks translated or executed per function,
 //!   from its `in_asm` or `exec` log.
+//! - `readme`: README.md's headline table from the latest files in
+//!   `bench/results/` (`--check` in `.ci/run`); `record`: such a file from
+//!   an earlier run's output. `fast-uml-test`, `fast-test` and
+//!   `nproc-bench` write theirs when they pass (see `results.rs`).
 //!
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
@@ -43,6 +47,7 @@ mod nproc_bench;
 mod nproc_uml;
 mod patches;
 mod qemu;
+mod results;
 mod run;
 mod seed;
 mod setup;
@@ -126,6 +131,12 @@ enum Cmd {
     /// QEMU TCG's blocks translated or executed per function, from a
     /// `-d in_asm` or `-d exec,nochain` log (KFAST_QEMU_EXTRA).
     TcgBlocks(tcg_blocks::Options),
+    /// Rewrite README.md's headline table from the latest files in
+    /// bench/results/; --check fails when it differs instead.
+    Readme(results::ReadmeOptions),
+    /// Write a bench/results/ file from the output an earlier run left
+    /// (uml-native, qemu-tcg or nproc).
+    Record(results::RecordOptions),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -161,6 +172,8 @@ fn main() -> ExitCode {
         Cmd::NprocUmlTest(o) => nproc_uml::run(&o),
         Cmd::NprocBench(o) => nproc_bench::run(&o),
         Cmd::TcgBlocks(o) => tcg_blocks::run(&o),
+        Cmd::Readme(o) => results::readme(&o),
+        Cmd::Record(o) => results::record(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),
@@ -208,12 +221,25 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
                     "parse_real",
                     "--test",
                     "kernel_xxh64",
+                    "--test",
+                    "real_table",
                     "--",
                     "--ignored",
                     "identical_to_real_tool",
                     "real_proc_kallsyms",
                     "real_capture_round_trip",
                     "kernel_xxh64_agrees",
+                    "fast_equals_mainline_on_this_machines_table",
+                ])?;
+                cargo(&[
+                    "test",
+                    "-p",
+                    "userspace-bench",
+                    "--test",
+                    "cli",
+                    "--",
+                    "--ignored",
+                    "capture_then_resolve_gives_the_live_answers",
                 ])
             }),
         ),
@@ -307,7 +333,7 @@ struct Row {
 }
 
 /// The steps of `cargo xtask test`, timed: the table at the end is how
-/// the README's budget figures are measured.
+/// the wall times kernel/README.md describes are measured.
 #[derive(Default)]
 struct Steps {
     done: Vec<Row>,

@@ -56,7 +56,8 @@
 //! 126 s on 2026-12-01 (the timeout grows with N). The issue's full count
 //! is `--dumps 100`.
 
-use crate::{env, guest_clock, initramfs, kernel, modules, qemu, run, shim_test, Result};
+use crate::{env, guest_clock, initramfs, kernel, modules, qemu, results, run, shim_test, Result};
+use serde_json::{json, Value};
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
@@ -87,7 +88,7 @@ enum Clock {
     /// a TLB refill costs it far more than the instructions they run). What
     /// is left is how much work each tool has the machine do, every
     /// instruction weighing the same: nps's counts repeat to half a
-    /// percent, ps's to a few percent (README.md, "nproc benchmark").
+    /// percent, ps's to a few percent (docs/nproc-bench.md).
     /// Hardware is not that either: it charges syscalls, cache
     /// misses and TLB refills more than an instruction each, and ps has
     /// far more of them (17.6 syscalls per process against 0.03).
@@ -529,6 +530,74 @@ fn boot_on(
     Ok((r, failures))
 }
 
+/// The command, as its results files name it.
+pub const COMMAND: &str = "cargo xtask nproc-bench";
+
+/// One clock's rows as data: per command (its guest label, `@fixed` for
+/// the rounds with randomization off), the dumps and their summed wall,
+/// user and sys microseconds (on the instruction clock a microsecond is
+/// 1,000 instructions), and the one-run syscall and allocation counts.
+fn rows_data(r: &Results) -> Vec<Value> {
+    r.rows
+        .iter()
+        .map(|(label, x)| {
+            let base = label.trim_end_matches(FIXED);
+            let runs = COMMANDS.iter().find(|(l, _)| *l == base).map(|(_, c)| *c);
+            json!({
+                "label": label,
+                "runs": runs,
+                "randomization_off": label.ends_with(FIXED),
+                "dumps": x.dumps,
+                "wall_us": x.wall_us,
+                "user_us": x.user_us,
+                "sys_us": x.sys_us,
+                "syscalls": x.syscalls,
+                "allocs": x.allocs,
+            })
+        })
+        .collect()
+}
+
+/// A run's results file body: both boots' rows.
+fn record(host: &Results, icount: &Results) -> Value {
+    json!({
+        "tasks": host.tasks,
+        "processes": host.processes,
+        "nps_source": host.source,
+        "kernel": "the patched x86_64 kernel built as a distribution kernel is \
+                   (kernel/bench-kernel.config: -O2, per-CPU slabs, no lock debugging)",
+        "host_clock": { "label": LABEL, "rows": rows_data(host) },
+        "instruction_clock": {
+            "label": ICOUNT_LABEL,
+            "note": "wall_us here is the guest's microseconds on QEMU's instruction \
+                     clock: 1,000 instructions each",
+            "rows": rows_data(icount),
+        },
+    })
+}
+
+/// `cargo xtask record nproc`: the results file of a run from the result
+/// channels its two boots left.
+pub fn record_output(host: &std::path::Path, icount: &std::path::Path) -> Result<PathBuf> {
+    let read =
+        |p: &std::path::Path| fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let (h, i) = (parse(&read(host)?), parse(&read(icount)?));
+    for (r, p) in [(&h, host), (&i, icount)] {
+        if r.verdict.as_deref() != Some("ok") || r.rows.is_empty() {
+            return Err(format!(
+                "{}: not a passing run's result channel",
+                p.display()
+            ));
+        }
+    }
+    results::write(
+        "nproc",
+        COMMAND,
+        results::Origin::Output(host),
+        record(&h, &i),
+    )
+}
+
 /// `cargo xtask nproc-bench`.
 pub fn run(opts: &Options) -> Result<u8> {
     let t = Instant::now();
@@ -569,6 +638,14 @@ pub fn run(opts: &Options) -> Result<u8> {
         eprintln!("nproc-bench: {l}");
     }
     if failures.is_empty() {
+        if let Err(e) = results::write(
+            "nproc",
+            COMMAND,
+            results::Origin::Run,
+            record(&host, &icount),
+        ) {
+            eprintln!("nproc-bench: not recorded: {e}");
+        }
         eprintln!("nproc-bench: PASS in {:.1?}", t.elapsed());
         Ok(0)
     } else {

@@ -27,7 +27,7 @@ pub struct Boot {
 
 /// `$KFAST_QEMU_EXTRA`, split at whitespace: arguments added to every boot,
 /// for probes, e.g. `-d in_asm -D FILE -dfilter LO..HI` to log the blocks
-/// TCG translates in an address range (README, "nproc benchmark").
+/// TCG translates in an address range (docs/nproc-bench.md).
 fn extra_args() -> Vec<String> {
     std::env::var("KFAST_QEMU_EXTRA")
         .unwrap_or_default()

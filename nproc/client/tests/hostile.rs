@@ -1,6 +1,6 @@
 //! Hostile input: whatever bytes /proc (or a future netlink peer) hands
-//! over, parsing and rendering must not panic, and rendering must stay
-//! within the room procps grants.
+//! over, parsing answers with the fields read or an error that says what
+//! was wrong, and rendering stays within the room procps grants.
 
 use nproc::procfs::{parse_stat, parse_status};
 use nproc::render::columns::{lookup, COLUMNS, OUTBUF_SIZE};
@@ -14,11 +14,91 @@ fn charset() -> impl Strategy<Value = Charset> {
 }
 
 proptest! {
+    /// Any bytes get an answer that says what was read: a stat error
+    /// names what was missing or malformed; a stat success took the name
+    /// from between the first '(' and the last ')', as procps does; a
+    /// status error names a line the input has.
     #[test]
-    fn stat_and_status_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+    fn stat_and_status_answer_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
         let mut t = Task::empty(1, 1);
-        let _ = parse_stat(&bytes, &mut t);
-        let _ = parse_status(&bytes, &mut t);
+        match parse_stat(&bytes, &mut t) {
+            Ok(()) => {
+                let open = bytes.iter().position(|&b| b == b'(');
+                let close = bytes.iter().rposition(|&b| b == b')');
+                prop_assert!(matches!((open, close), (Some(o), Some(c)) if o < c));
+                let (o, c) = (open.unwrap_or(0), close.unwrap_or(0));
+                prop_assert_eq!(&t.comm[..], &bytes[o + 1..c]);
+                prop_assert!(t.nlwp != 0, "stat2proc: nlwp 0 reads as 1");
+            }
+            Err(e) => prop_assert!(
+                ["no '(' ", "no ')' ", "nothing after ", "fields after ", "field "]
+                    .iter()
+                    .any(|p| e.starts_with(p)),
+                "unexplained stat error {:?}",
+                e
+            ),
+        }
+        let mut t = Task::empty(1, 1);
+        if let Err(e) = parse_status(&bytes, &mut t) {
+            let line: Option<usize> = e
+                .strip_prefix("line ")
+                .and_then(|r| r.split(':').next())
+                .and_then(|n| n.parse().ok());
+            let lines = bytes.split(|&b| b == b'\n').count();
+            prop_assert!(
+                line.is_some_and(|n| (1..=lines).contains(&n)),
+                "status error {:?} names no line of {}",
+                e,
+                lines
+            );
+        }
+    }
+
+    /// A well-formed stat line, whatever its name's bytes (parentheses,
+    /// newlines, invalid UTF-8 included): every field procps reads comes
+    /// back as written.
+    #[test]
+    fn stat_reads_back_every_field_whatever_the_name(
+        comm in proptest::collection::vec(any::<u8>(), 0..40),
+        state in proptest::sample::select(b"RSDZTtWXxKPI".to_vec()),
+        ids in proptest::array::uniform6(any::<i32>()),
+        counts in proptest::array::uniform8(any::<u64>()),
+        nice in -20i32..20,
+        nlwp in 0i32..100_000,
+        processor in 0i32..4096,
+        rt in proptest::array::uniform2(any::<u32>()),
+    ) {
+        let [ppid, pgid, sid, tty_nr, tpgid, priority] = ids;
+        let [flags, min_flt, maj_flt, utime, stime, start_time, vsize, rss] = counts;
+        let mut text = b"7 (".to_vec();
+        text.extend_from_slice(&comm);
+        text.extend_from_slice(
+            format!(
+                ") {} {ppid} {pgid} {sid} {tty_nr} {tpgid} {flags} {min_flt} 0 {maj_flt} 0 \
+                 {utime} {stime} 5 6 {priority} {nice} {nlwp} 0 {start_time} {vsize} {rss} \
+                 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 {processor} {} {} 0 0 0\n",
+                state as char, rt[0], rt[1]
+            )
+            .as_bytes(),
+        );
+        let mut t = Task::empty(7, 7);
+        let r = parse_stat(&text, &mut t);
+        prop_assert!(r.is_ok(), "{:?}", r);
+        prop_assert_eq!(&t.comm, &comm);
+        prop_assert_eq!(t.state, state);
+        prop_assert_eq!(
+            (t.ppid, t.pgid, t.sid, t.tty_nr, t.tpgid, t.priority),
+            (ppid, pgid, sid, tty_nr, tpgid, priority)
+        );
+        prop_assert_eq!(
+            (t.flags, t.min_flt, t.maj_flt, t.utime, t.stime),
+            (flags, min_flt, maj_flt, utime, stime)
+        );
+        prop_assert_eq!((t.cutime, t.cstime), (5, 6));
+        prop_assert_eq!((t.start_time, t.vsize, t.rss), (start_time, vsize, rss));
+        prop_assert_eq!((t.nice, t.processor), (nice, processor));
+        prop_assert_eq!(t.nlwp, nlwp.max(1), "stat2proc: nlwp 0 reads as 1");
+        prop_assert_eq!((t.rt_priority, t.policy), (rt[0], rt[1]));
     }
 
     #[test]

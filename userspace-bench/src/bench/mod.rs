@@ -4,6 +4,7 @@
 //! (`kallsyms_fast::fast::sorted_symtab`) and each module algorithm's
 //! extra bytes and load-time build.
 
+mod record;
 mod report;
 mod timing;
 mod workloads;
@@ -42,6 +43,30 @@ pub struct Options {
     pub json: bool,
     /// Fewer operations and rounds, for a smoke run.
     pub quick: bool,
+    /// Where to write the run as a dated JSON file (see [`record_dir`]).
+    pub record: Option<PathBuf>,
+}
+
+/// Where a run is recorded: `--results DIR`, or for a full run (not
+/// `--quick`, not `--no-record`) this checkout's `bench/results/`.
+pub fn record_dir(results: Option<PathBuf>, no_record: bool, quick: bool) -> Option<PathBuf> {
+    if no_record {
+        return None;
+    }
+    if results.is_some() {
+        return results;
+    }
+    if quick {
+        return None;
+    }
+    let dir = record::default_dir();
+    if dir.is_none() {
+        eprintln!(
+            "kallsyms-bench: not recording this run: no bench/results/ beside the sources \
+             (--results DIR names one)"
+        );
+    }
+    dir
 }
 
 /// Where the benchmarked table came from.
@@ -174,6 +199,7 @@ fn parse_race(kallsyms: &Path, rounds: usize) -> Result<(Duration, Option<Durati
 
 /// Runs the benchmark and prints the report.
 pub fn run(opts: &Options) -> Result<(), String> {
+    let load_before = record::loadavg();
     let (loaded, source) = load_or_sample(opts)?;
     let kallsyms_path = &source.path;
     let m = &loaded.mirror;
@@ -253,6 +279,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
         );
     } else {
         print!("{}", report.table());
+    }
+    if let Some(dir) = &opts.record {
+        let path = record::write(dir, &report, load_before)?;
+        eprintln!("kallsyms-bench: recorded in {}", path.display());
     }
     Ok(())
 }
