@@ -5,6 +5,10 @@
 //! - `kernel`: unpack, configure and build the Rust-enabled 6.12 test kernel.
 //! - `guest-test`: build the test modules and initramfs, boot QEMU (TCG) and
 //!   compare the userspace mirror against the kernel's `sprint_symbol()`.
+//! - `compare`: that comparison again over a saved guest run's output.
+//! - `shim-test`: build kmod-shim, load it into the stock kernel under QEMU
+//!   and compare its answers with the kernel's (kmod-shim/README.md);
+//!   `shim-compare`: the shim's timings against stock, same boot.
 //! - `test`: `cargo test --workspace`, setup, the host tests that need its
 //!   kernel tree or root (`--ignored`), then all of the above.
 //! - `uml`: configure and build a User-Mode Linux kernel (`--tree`,
@@ -15,7 +19,13 @@
 //!   rustdoc with warnings denied.
 //! - `patches`: generate (or `--check`) the `CONFIG_KALLSYMS_FAST` series.
 //! - `fast-test`: apply the series, build and boot the patched kernel:
-//!   KUnit, in-kernel benchmark, module cycles, the mirror suite.
+//!   KUnit, in-kernel benchmark, module cycles, nproc's access suites, the
+//!   mirror suite.
+//! - `fast-uml-test`: the patched kernel as User-Mode Linux: KUnit and the
+//!   in-kernel benchmark at native speed, the wchan cache across module
+//!   unloads and failed loads.
+//! - `nproc-uml-test`: nproc's guest suites on that UML kernel (parity
+//!   with /proc per procfs mount, access rules, storms, fuzzing).
 //! - `nproc-bench`: issue 12's benchmark on that kernel in QEMU TCG
 //!   (`/bin/ps` vs `nps`, /proc vs nproc, ~5,000 tasks, `--dumps N`).
 //! - `tcg-blocks`: QEMU TCG's blocks translated or executed per function,
