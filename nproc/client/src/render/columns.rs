@@ -162,6 +162,8 @@ pub struct Ctx<'a> {
     pub names: &'a mut Names,
     /// `seconds_since_1970`, taken once per run.
     pub now: i64,
+    /// The tree drawn before command columns (`-H`, `f`, `--forest`).
+    pub forest: super::forest::Forest,
 }
 
 impl Kind {
@@ -251,6 +253,15 @@ impl Kind {
         max_rightward: usize,
         out: &mut Vec<u8>,
     ) -> usize {
+        if ctx.forest.active() && matches!(self, Kind::Comm | Kind::Args) {
+            // pr_comm(), pr_args(): the art first, then the command in the
+            // room left.
+            let art = ctx.forest.art(max_rightward, out);
+            let forest = std::mem::take(&mut ctx.forest);
+            let used = self.render(t, ctx, max_rightward - art, out);
+            ctx.forest = forest;
+            return art + used;
+        }
         let mut buf = [0; SHORT];
         if let Some(n) = self.render_short(t, ctx, max_rightward, &mut buf) {
             out.extend_from_slice(&buf[..n]);
@@ -307,6 +318,9 @@ impl Kind {
         max_rightward: usize,
         buf: &mut [u8; SHORT],
     ) -> Option<usize> {
+        if ctx.forest.active() && matches!(self, Kind::Comm | Kind::Args) {
+            return None;
+        }
         let mut cell = Short::new(buf);
         // Most columns are one number: printed by one inlined copy of the
         // digit loop.

@@ -636,7 +636,7 @@ mod tests {
                 charset: if utf8 { Charset::Utf8 } else { Charset::Bytes },
                 tty: &mut tty,
                 names: &mut names,
-                now: 1_800_000_000,
+                now: 1_800_000_000, forest: Default::default(),
             };
             let (mut short, mut general) = (b"x".to_vec(), b"x".to_vec());
             for task in [None, Some(&t), Some(&t)] {
