@@ -3,6 +3,7 @@
 //! bookkeeping of output.c's `show_one_proc()`).
 
 use crate::parser::{tf, Headers};
+use crate::render::columns::OUTBUF_SIZE;
 use crate::render::forest::Forest;
 use crate::render::known::known;
 use crate::render::{Ctx, Layout};
@@ -65,17 +66,26 @@ struct Printer<'o> {
 }
 
 impl Printer<'_> {
+    /// One line (the header for `None`), with show_one_proc()'s complaint
+    /// about a line wider than its buffer (`--cols` past 131072).
+    fn line(&mut self, t: Option<&Task>, layout: &Layout, ctx: &mut Ctx<'_>) {
+        if layout.active_cols > OUTBUF_SIZE {
+            crate::stdio::eprint("fix bigness error\n");
+        }
+        layout.line(t, ctx, &mut self.buf);
+    }
+
     /// show_one_proc(): a header first when one is due, then the line.
     fn show(&mut self, t: Option<&Task>, layout: &Layout, ctx: &mut Ctx<'_>) -> io::Result<()> {
         if t.is_some() {
             self.to_next_header -= 1;
             if self.to_next_header == 0 {
                 self.to_next_header = self.gap;
-                layout.line(None, ctx, &mut self.buf);
+                self.line(None, layout, ctx);
             }
         }
         self.did_stuff = true;
-        layout.line(t, ctx, &mut self.buf);
+        self.line(t, layout, ctx);
         if self.buf.len() >= 60 * 1024 {
             self.out.write_all(&self.buf)?;
             self.buf.clear();
@@ -90,7 +100,7 @@ impl Printer<'_> {
         if !printed {
             self.to_next_header -= 1;
             if self.to_next_header == 0 {
-                layout.line(None, ctx, &mut self.buf);
+                self.line(None, layout, ctx);
             }
         }
         self.out.write_all(&self.buf)?;

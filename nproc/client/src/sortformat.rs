@@ -92,7 +92,9 @@ impl Formats {
     }
 
     fn find(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n.col.name == name)
+        self.nodes
+            .iter()
+            .position(|n| n.col.name == name.as_bytes())
     }
 
     /// fmt_add_after().
@@ -122,7 +124,7 @@ impl Formats {
 /// unsupported), else a macro's columns, else `None`.
 fn do_one_spec(
     spec: &str,
-    header: Option<&str>,
+    header: Option<&[u8]>,
     unsupported: &mut Vec<String>,
 ) -> Option<Vec<Node>> {
     if let Some(row) = known(spec) {
@@ -132,7 +134,7 @@ fn do_one_spec(
                 if !unsupported.iter().any(|s| s == spec) {
                     unsupported.push(spec.to_string());
                 }
-                let name = header.unwrap_or(row.head).to_string();
+                let name = header.unwrap_or(row.head.as_bytes()).to_vec();
                 let width = row.width.max(name.len());
                 let col = Column {
                     name,
@@ -247,8 +249,7 @@ fn format_items(
             None => (name_part, None),
         };
         let spec_s = String::from_utf8_lossy(spec);
-        let header_s = header.map(|h| String::from_utf8_lossy(h).into_owned());
-        let Some(mut nodes) = do_one_spec(&spec_s, header_s.as_deref(), unsupported) else {
+        let Some(mut nodes) = do_one_spec(&spec_s, header, unsupported) else {
             let e = state.errbuf.get_or_insert_with(|| {
                 // snprintf into ps's 80-byte buffer.
                 let mut m = format!("unknown user-defined format specifier \"{spec_s}\"");
@@ -774,7 +775,7 @@ mod tests {
         let f = formats(args).unwrap();
         f.columns(5)
             .iter()
-            .map(|c| c.name.as_str())
+            .map(|c| String::from_utf8_lossy(&c.name).into_owned())
             .collect::<Vec<_>>()
             .join(" ")
     }

@@ -281,10 +281,22 @@ fn nps_as_ps() -> &'static str {
     })
 }
 
-/// Runs `prog` with `args` and `env`. With `pid_col` (1-based), the
-/// stdout line whose field there is the lister's own pid is dropped: ps
-/// and nps each list themselves, with their own pid.
-fn run_lister(prog: &str, args: &[String], env: &[(&str, &str)], pid_col: Option<usize>) -> Output {
+/// Which stdout lines to drop: those whose whitespace-separated field
+/// `col` (1-based) is the lister's own pid (ps and nps each list
+/// themselves, with their own pid) or one of `also`.
+#[derive(Clone, Copy)]
+struct DropLines<'a> {
+    col: usize,
+    also: &'a [&'a str],
+}
+
+/// Runs `prog` with `args` and `env`, dropping lines as `drop` says.
+fn run_lister(
+    prog: &str,
+    args: &[String],
+    env: &[(&str, &str)],
+    drop: Option<DropLines<'_>>,
+) -> Output {
     let mut cmd = Command::new(prog);
     cmd.args(args)
         .env_remove("COLUMNS")
@@ -312,7 +324,7 @@ fn run_lister(prog: &str, args: &[String], env: &[(&str, &str)], pid_col: Option
         .wait_with_output()
         .unwrap_or_else(|e| panic!("{prog}: {e}"));
     let mut stdout = out.stdout;
-    if let Some(col) = pid_col {
+    if let Some(DropLines { col, also }) = drop {
         let kept: Vec<&[u8]> = stdout
             .split_inclusive(|&b| b == b'\n')
             .filter(|line| {
@@ -320,7 +332,7 @@ fn run_lister(prog: &str, args: &[String], env: &[(&str, &str)], pid_col: Option
                     .split(|b| b.is_ascii_whitespace())
                     .filter(|f| !f.is_empty())
                     .nth(col - 1);
-                field != Some(pid.as_bytes())
+                field.is_none_or(|f| f != pid.as_bytes() && !also.iter().any(|a| a.as_bytes() == f))
             })
             .collect();
         stdout = kept.concat();
@@ -333,19 +345,19 @@ fn run(prog: &str, args: &[String], env: &[(&str, &str)]) -> Output {
 }
 
 /// ps, nps, ps: compare nps's stdout, stderr and exit status with ps's
-/// when both ps runs agree. `pid_col` as for [`run_lister`].
+/// when both ps runs agree, with lines dropped as `drop` says.
 fn compare_listing(
     name: &str,
     args: &[String],
     env: &[(&str, &str)],
-    pid_col: Option<usize>,
+    drop: Option<DropLines<'_>>,
 ) -> Result<(), String> {
     // %CPU of a task that used CPU time changes every few tens of
     // milliseconds: try often, without pausing.
     for _ in 0..50 {
-        let before = run_lister(PS, args, env, pid_col);
-        let ours = run_lister(nps_as_ps(), &nps_args(args), env, pid_col);
-        let after = run_lister(PS, args, env, pid_col);
+        let before = run_lister(PS, args, env, drop);
+        let ours = run_lister(nps_as_ps(), &nps_args(args), env, drop);
+        let after = run_lister(PS, args, env, drop);
         if before != after {
             continue;
         }

@@ -12,7 +12,7 @@ pub fn pid_length(pid_max: Option<u64>) -> usize {
 /// do_one_spec() for a column nps prints: the column (its width at least
 /// a header override's length) and whether it is `CF_PIDMAX` (widened to
 /// pid_max's digits once known). `None` when nps has no such column.
-pub fn one_spec(spec: &str, header: Option<&str>) -> Option<(Column, bool)> {
+pub fn one_spec(spec: &str, header: Option<&[u8]>) -> Option<(Column, bool)> {
     let def = lookup(spec)?;
     let w1 = if def.pidmax {
         def.head.len()
@@ -20,8 +20,8 @@ pub fn one_spec(spec: &str, header: Option<&str>) -> Option<(Column, bool)> {
         def.width
     };
     let (name, width) = match header {
-        Some(h) => (h.to_string(), w1.max(h.len())),
-        None => (def.head.to_string(), w1),
+        Some(h) => (h.to_vec(), w1.max(h.len())),
+        None => (def.head.into(), w1),
     };
     let col = Column {
         name,
@@ -180,8 +180,8 @@ mod tests {
     fn specs_and_macros() {
         let (c, pidmax) = one_spec("pid", None).unwrap();
         assert!(pidmax && c.width == 3);
-        let (c, _) = one_spec("comm", Some("NAME_OF_IT_ALL_LONG")).unwrap();
-        assert_eq!((c.name.as_str(), c.width), ("NAME_OF_IT_ALL_LONG", 19));
+        let (c, _) = one_spec("comm", Some(b"NAME_OF_IT_ALL_LONG")).unwrap();
+        assert_eq!((&c.name[..], c.width), (&b"NAME_OF_IT_ALL_LONG"[..], 19));
         assert!(one_spec("label", None).is_none());
         assert_eq!(macro_spec("OL_u").map(|m| m.split(',').count()), Some(11));
         assert!(macro_spec("OL_q").is_none());

@@ -5,11 +5,13 @@
 //! test binary again (`--in-namespace`) as the namespace's init.
 //!
 //! Both listers list themselves; that line (found by its pid column) is
-//! dropped from both outputs. The fixture adds, to the common one, a
+//! dropped from both outputs, and so is the namespace's init, this test:
+//! it has just spawned the lister and may still be running when the
+//! faster of the two reads its state. The fixture adds, to the common one, a
 //! 3 KB command line, a 150-thread process, names with blanks and
 //! unicode, and a second zombie.
 
-use super::{compare_listing, setup, Fixture};
+use super::{compare_listing, setup, DropLines, Fixture};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
@@ -83,8 +85,11 @@ pub fn run_cases(fx: &Fixture) -> (usize, usize) {
         ("-eLf", 2),
         ("-eT", 1),
         ("axH", 1),
-        ("-em", 1),
-        ("axm", 1),
+        // -m and m print a thread line without a pid for every process,
+        // the init's too, whose state is racy (see above): leave it out.
+        ("-m -N -p 1", 1),
+        ("m -N -p 1", 1),
+        ("-mf -N -p 1", 2),
         ("-ec", 1),
         ("-elc", 4),
         ("-e -O rss", 1),
@@ -105,16 +110,16 @@ pub fn run_cases(fx: &Fixture) -> (usize, usize) {
         ("-g root", 1),
         ("-C sleep", 1),
         ("-C sleep,sh -f", 2),
-        ("-p 1", 1),
-        ("p 1", 1),
-        ("1", 1),
-        ("-N -p 1", 1),
+        ("-p 2", 1),
+        ("p 2", 1),
+        ("2", 1),
+        ("-N -p 2", 1),
         ("-N -C sleep", 1),
         ("--ppid 1", 1),
         ("--ppid 1 -o pid,ppid,comm --no-headers", 1),
         ("-s 1", 1),
         ("--sid 1", 1),
-        ("-q 1", 1),
+        ("-q 2", 1),
         ("ax r", 1),
         ("ax c", 1),
         ("axc -o pid,args", 1),
@@ -151,7 +156,8 @@ pub fn run_cases(fx: &Fixture) -> (usize, usize) {
     let mut failed = 0;
     for (args, col) in &cases {
         let name = args.join(" ");
-        match compare_listing(&name, args, &utf8, *col) {
+        let drop = col.map(|col| DropLines { col, also: &["1"] });
+        match compare_listing(&name, args, &utf8, drop) {
             Ok(()) => {
                 passed += 1;
                 println!("ok: namespace: {name}");
