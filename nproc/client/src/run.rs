@@ -234,7 +234,7 @@ pub fn nps(args: Vec<OsString>) -> u8 {
         }
         Ok(Parsed::ListSpecifiers) => {
             let mut s = String::new();
-            for k in KNOWN.iter().filter(|k| k.printed) {
+            for k in KNOWN.iter().filter(|k| k.printed()) {
                 let cut = |t: &str, n: usize| t.chars().take(n).collect::<String>();
                 s.push_str(&format!("{:<12} {:<8}\n", cut(k.spec, 12), cut(k.head, 8)));
             }

@@ -8,7 +8,7 @@
 
 use crate::parser::{ff, fm, tf, Options, SfCode};
 use crate::render::known::{known, Known, Print};
-use crate::render::spec::{macro_spec, one_spec};
+use crate::render::spec::{by_printer, macro_spec, one_spec};
 use crate::render::{Column, Just, Kind};
 
 /// One column being built (`format_node`): its width is settled once
@@ -128,7 +128,7 @@ fn do_one_spec(
     unsupported: &mut Vec<String>,
 ) -> Option<Vec<Node>> {
     if let Some(row) = known(spec) {
-        let (col, pidmax) = match one_spec(spec, header) {
+        let (col, pidmax) = match one_spec(spec, header).or_else(|| by_printer(row, header)) {
             Some(c) => c,
             None => {
                 if !unsupported.iter().any(|s| s == spec) {

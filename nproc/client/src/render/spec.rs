@@ -1,7 +1,8 @@
 //! Single specifiers and macros: src/ps/sortformat.c `do_one_spec()` for
 //! the columns nps prints, and output.c's `macro_array`.
 
-use super::columns::lookup;
+use super::columns::{lookup, Just, COLUMNS};
+use super::known::{known, Just as KJust, Known};
 use super::layout::Column;
 
 /// procps_pid_length(): the digits of pid_max, 5 when unknown.
@@ -30,6 +31,43 @@ pub fn one_spec(spec: &str, header: Option<&[u8]>) -> Option<(Column, bool)> {
         kind: def.kind,
     };
     Some((col, def.pidmax))
+}
+
+/// do_one_spec() for a `format_array` row nps has no row of its own for,
+/// but whose printer it has under another specifier (`atime` prints as
+/// `time`, `tty8` as `tname`, every `pr_nop` row as `-`): the column as
+/// the row describes it, and its `CF_PIDMAX`.
+pub fn by_printer(row: &Known, header: Option<&[u8]>) -> Option<(Column, bool)> {
+    let kind = COLUMNS
+        .iter()
+        .find(|c| known(c.spec).is_some_and(|k| k.printer == row.printer))?
+        .kind;
+    let just = match row.just {
+        KJust::R => Just::Right,
+        KJust::L => Just::Left,
+        KJust::U => Just::Unlimited,
+        KJust::N => Just::User,
+        KJust::W => Just::Wchan,
+        KJust::S => return None,
+    };
+    let w1 = if row.pidmax {
+        row.head.len()
+    } else {
+        row.width
+    };
+    let (name, width) = match header {
+        Some(h) => (h.to_vec(), w1.max(h.len())),
+        None => (row.head.into(), w1),
+    };
+    Some((
+        Column {
+            name,
+            width,
+            just,
+            kind,
+        },
+        row.pidmax,
+    ))
 }
 
 /// macro_array: a format name standing for a list of specifiers.
@@ -176,6 +214,20 @@ pub fn macro_spec(name: &str) -> Option<&'static str> {
 mod tests {
     use super::*;
 
+    /// by_printer() relies on nps's columns printing by their printer
+    /// alone: two rows with one printer have one kind.
+    #[test]
+    fn a_printer_is_one_kind() {
+        for a in COLUMNS {
+            for b in COLUMNS {
+                let (pa, pb) = (known(a.spec).unwrap(), known(b.spec).unwrap());
+                if pa.printer == pb.printer {
+                    assert_eq!(a.kind, b.kind, "{} {}", a.spec, b.spec);
+                }
+            }
+        }
+    }
+
     #[test]
     fn specs_and_macros() {
         let (c, pidmax) = one_spec("pid", None).unwrap();
@@ -183,6 +235,11 @@ mod tests {
         let (c, _) = one_spec("comm", Some(b"NAME_OF_IT_ALL_LONG")).unwrap();
         assert_eq!((&c.name[..], c.width), (&b"NAME_OF_IT_ALL_LONG"[..], 19));
         assert!(one_spec("label", None).is_none());
+        let (c, _) = by_printer(known("atime").unwrap(), None).unwrap();
+        assert_eq!((c.kind, c.width), (crate::render::Kind::Time, 8));
+        let (c, _) = by_printer(known("acflag").unwrap(), None).unwrap();
+        assert_eq!(c.kind, crate::render::Kind::Nop);
+        assert!(by_printer(known("pss").unwrap(), None).is_none());
         assert_eq!(macro_spec("OL_u").map(|m| m.split(',').count()), Some(11));
         assert!(macro_spec("OL_q").is_none());
         assert_eq!(pid_length(Some(4194304)), 7);

@@ -133,6 +133,21 @@ pub fn run_cases(fx: &Fixture) -> (usize, usize) {
     .iter()
     .map(|(a, c)| (s(a), Some(*c)))
     .collect();
+    // Every specifier nps prints, alone (with the pid to find the
+    // lister's line) and all together.
+    let printable: Vec<&str> = nps::render::known::KNOWN
+        .iter()
+        .filter(|k| {
+            nps::render::spec::one_spec(k.spec, None).is_some()
+                || nps::render::spec::by_printer(k, None).is_some()
+        })
+        .map(|k| k.spec)
+        .collect();
+    assert!(printable.len() > 120, "{printable:?}");
+    for spec in &printable {
+        cases.push((s(&format!("-e -o pid,{spec}")), Some(1)));
+    }
+    cases.push((s(&format!("-e -o pid,{}", printable.join(","))), Some(1)));
     // Errors: nothing listed, ps's message and usage on stderr.
     for bad in [
         "-Q",
