@@ -3,7 +3,8 @@
 //! status, [`NOT_SUPPORTED`], which ps itself never uses, so that a
 //! wrapper can fall back to ps.
 
-use crate::parser::{ff, fm, Options};
+use crate::parser::{ff, fm, tf, Options};
+use crate::select::SelKind;
 use crate::sortformat::Formats;
 
 /// The exit status of a refusal (ps exits 0 or 1).
@@ -82,6 +83,10 @@ pub fn check(o: &Options, f: &Formats) -> Result<(), String> {
     }
     if o.format_modifiers & fm::M != 0 {
         return option("-M");
+    }
+    let quick = o.selection.iter().any(|n| n.kind == SelKind::PidQuick);
+    if quick && o.thread_flags & tf::SHOW_BOTH != 0 {
+        return option("-q' with '-m");
     }
     match f.unsupported.first() {
         Some(what) if what.starts_with("AIX") || what.starts_with("sort key") => Err(what.clone()),
