@@ -175,6 +175,15 @@ impl Passes for Pass<'_> {
         for w in self.state.warnings.drain(..) {
             eprint(&format!("{w}\n"));
         }
+        if let Some((line, msg)) = self.state.fatal {
+            // catastrophic_failure(): glibc's error_at_line(), then exit.
+            let argv0 = std::env::args_os()
+                .next()
+                .map(|a| a.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            eprint(&format!("{argv0}:src/ps/sortformat.c:{line}: {msg}\n"));
+            crate::stdio::exit(FAILURE);
+        }
         let formats = formats?;
         let bits = select_bits(o.simple_select, o.prefer_bsd_defaults)?;
         self.setup = Some(Setup {

@@ -49,8 +49,19 @@ pub struct Formats {
 #[derive(Debug, Default)]
 pub struct SfState {
     errbuf: Option<String>,
+    /// ps's `catastrophic_failure()`: it ends ps at once (no second pass)
+    /// with `ARGV0:src/ps/sortformat.c:LINE: MESSAGE` and status 1.
+    pub fatal: Option<(u32, &'static str)>,
     /// `$PS_FORMAT ignored` warnings, in the order ps prints them.
     pub warnings: Vec<String>,
+}
+
+impl SfState {
+    /// Records a catastrophic_failure() at `line` of sortformat.c.
+    fn fatal(&mut self, line: u32, msg: &'static str) -> String {
+        self.fatal = Some((line, msg));
+        msg.to_string()
+    }
 }
 
 impl Formats {
@@ -607,17 +618,17 @@ pub fn process_sf_options(o: &Options, state: &mut SfState) -> Result<Formats, S
         return Ok(f);
     };
     f.push_spec(spec);
-    modifiers(o, &mut f)?;
+    modifiers(o, &mut f, state)?;
     Ok(f)
 }
 
 /// The modifiers applied to a named format (the tail of
 /// process_sf_options()).
-fn modifiers(o: &Options, f: &mut Formats) -> Result<(), String> {
+fn modifiers(o: &Options, f: &mut Formats, state: &mut SfState) -> Result<(), String> {
     let m = o.format_modifiers;
     if m & fm::J != 0 {
         if !f.add_after("PPID", "pgid") && !f.add_after("PID", "pgid") {
-            return Err("internal error: no PID or PPID for -j option".into());
+            return Err(state.fatal(885, "internal error: no PID or PPID for -j option"));
         }
         if !f.add_after("PGID", "sid") {
             return Err("lost my PGID".into());
@@ -634,7 +645,7 @@ fn modifiers(o: &Options, f: &mut Formats) -> Result<(), String> {
             f.delete(name);
         }
         if !f.add_after("PRI", "class") {
-            return Err("internal error: no PRI for -c option".into());
+            return Err(state.fatal(900, "internal error: no PRI for -c option"));
         }
         f.delete("PRI");
         if !f.add_after("CLS", "pri") {
@@ -858,6 +869,11 @@ mod tests {
         assert_eq!(f.unsupported, vec!["label", "cgroup"]);
         assert_eq!(heads(&["-o", "DefSysV"]), "PID TTY TIME CMD");
         assert!(formats(&["-o", "%p"]).unwrap().unsupported[0].starts_with("AIX"));
+        // ps ends at once on these (catastrophic_failure()).
+        assert_eq!(
+            formats(&["u", "-c"]).unwrap_err(),
+            "internal error: no PRI for -c option"
+        );
         assert_eq!(
             formats(&["-o", "%q"]).unwrap_err(),
             "unknown AIX field descriptor"
