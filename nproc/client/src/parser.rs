@@ -937,7 +937,9 @@ pub fn strtoul0(s: &[u8]) -> Option<u64> {
         (t, 10)
     };
     if digits.is_empty() {
-        return None;
+        // No digits: strtoul() leaves its end at the start, which is the
+        // end only for an empty string (then the value is 0).
+        return s.is_empty().then_some(0);
     }
     let mut v: u64 = 0;
     let mut overflow = false;
@@ -964,7 +966,7 @@ pub fn strtol0(s: &[u8]) -> Option<i64> {
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
-    if body.first() == Some(&b'-') || body.first() == Some(&b'+') {
+    if body.is_empty() || body.first() == Some(&b'-') || body.first() == Some(&b'+') {
         return None;
     }
     let mag = strtoul0(body)?;
@@ -1156,6 +1158,8 @@ mod tests {
         );
         assert_eq!(err(&["-p", "0"]), "process ID out of range");
         assert_eq!(err(&["-p", "1,,2"]), "improper list");
+        // A trailing "-" is process group "": strtoul's 0.
+        assert_eq!(err(&["80", "-"]), "process ID out of range");
         assert_eq!(err(&["-V", "x"]), "the option is exclusive: -V");
         assert_eq!(
             err(&["-LT"]),
@@ -1181,9 +1185,13 @@ mod tests {
         assert_eq!(strtoul0(b"010"), Some(8));
         assert_eq!(strtoul0(b" 7"), Some(7));
         assert_eq!(strtoul0(b"7 "), None);
+        assert_eq!(strtoul0(b""), Some(0));
+        assert_eq!(strtoul0(b"+"), None);
+        assert_eq!(strtoul0(b" "), None);
         assert_eq!(strtoul0(b"99999999999999999999999"), Some(u64::MAX));
         assert_eq!(strtol0(b"-5"), Some(-5));
         assert_eq!(strtol0(b""), None);
+        assert_eq!(strtol0(b"-"), None);
         assert_eq!(split_list(b"1,2 3"), Some(vec![&b"1"[..], b"2", b"3"]));
         assert_eq!(split_list(b"1,"), None);
     }

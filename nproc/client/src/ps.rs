@@ -127,7 +127,12 @@ impl Plan {
         let mut cmdline = kinds().any(|k| k.wants_cmdline());
         let mut wchan = kinds().any(|k| k.wants_wchan());
         for spec in self.sort_specs() {
-            if let Some(c) = crate::render::columns::lookup(spec) {
+            // The fields of an nps column sorting by the same item.
+            let item = known(spec).map(|k| k.sort);
+            let column = crate::render::columns::COLUMNS
+                .iter()
+                .find(|c| known(c.spec).map(|k| k.sort) == item);
+            if let Some(c) = column {
                 for id in crate::netlink::fields::for_kind(c.kind) {
                     fields.set(*id);
                 }

@@ -33,9 +33,9 @@ pub fn supported(item: &str) -> Option<Cmp> {
     Some(match item {
         "ID_PID" | "ID_TGID" | "ID_PPID" | "ID_PGRP" | "ID_SESSION" | "ID_TPGID" | "NICE"
         | "NLWP" | "PRIORITY" | "PRIORITY_RT" | "PROCESSOR" | "SCHED_CLASS" | "STATE" => Cmp::Diff,
-        "ID_EUID" | "ID_RUID" | "ID_SUID" | "ID_FUID" | "ID_EGID" | "ID_RGID" | "ID_SGID"
-        | "ID_FGID" | "FLAGS" | "FLT_MAJ" | "FLT_MIN" | "VM_RSS" | "VM_SIZE" | "VSIZE_BYTES"
-        | "TICS_ALL" | "TICS_BEGAN" | "TIME_ALL" | "TIME_ELAPSED" | "UTILIZATION" => Cmp::Ordered,
+        "ID_EUID" | "ID_RUID" | "ID_SUID" | "ID_FUID" | "ID_EGID" | "ID_RGID" | "FLAGS"
+        | "FLT_MAJ" | "FLT_MIN" | "VM_RSS" | "VM_SIZE" | "VSIZE_BYTES" | "TICS_ALL"
+        | "TICS_BEGAN" | "TIME_ALL" | "TIME_ELAPSED" | "UTILIZATION" => Cmp::Ordered,
         "CMD" | "CMDLINE" | "ID_EUSER" | "ID_RUSER" | "ID_SUSER" | "ID_FUSER" | "ID_EGROUP"
         | "ID_RGROUP" | "ID_SGROUP" | "ID_FGROUP" | "WCHAN_NAME" => Cmp::Coll,
         "TTY_NAME" => Cmp::Version,
@@ -86,8 +86,6 @@ fn value(item: &str, t: &Task, ctx: &mut Ctx<'_>) -> Value {
         "ID_FUID" => Int(t.uid[3].into()),
         "ID_RGID" => Int(t.gid[0].into()),
         "ID_EGID" => Int(t.gid[1].into()),
-        "ID_SGID" => Int(t.gid[2].into()),
-        "ID_FGID" => Int(t.gid[3].into()),
         "FLAGS" => U(t.flags),
         "FLT_MAJ" => U(t.maj_flt),
         "FLT_MIN" => U(t.min_flt),
@@ -237,6 +235,28 @@ mod tests {
             sort_tasks(&mut refs, &[key("rss", 0)], ctx)
         });
         assert_eq!(refs[0].tgid, 1);
+    }
+
+    /// Plan::want() asks the nproc source for a sort item's fields through
+    /// an nps column sorting by the same item: every item nps sorts by
+    /// has one.
+    #[test]
+    fn every_sort_item_has_a_column() {
+        use crate::render::columns::COLUMNS;
+        use crate::render::known::KNOWN;
+        for k in KNOWN.iter().filter(|k| supported(k.sort).is_some()) {
+            if k.sort == "noop" {
+                continue;
+            }
+            assert!(
+                COLUMNS
+                    .iter()
+                    .any(|c| known(c.spec).is_some_and(|r| r.sort == k.sort)),
+                "{} sorts by {}",
+                k.spec,
+                k.sort
+            );
+        }
     }
 
     #[test]
