@@ -110,10 +110,22 @@ pub fn open_source(kind: SourceKind) -> Result<Box<dyn Source>, SourceError> {
         SourceKind::Nproc => Ok(Box::new(NprocSource::connect()?)),
         SourceKind::Auto => match NprocSource::connect() {
             Ok(s) => Ok(Box::new(s)),
-            Err(SourceError::Nproc(nproc_genl::Error::NoFamily)) => Ok(Box::new(ProcSource::new())),
+            Err(e) if unreachable_family(&e) => Ok(Box::new(ProcSource::new())),
             Err(e) => Err(e),
         },
     }
+}
+
+/// Whether a failed connection means nps cannot reach an nproc family
+/// at all: the kernel has none, or the socket to ask cannot be made
+/// (no generic netlink, or a sandbox that forbids netlink sockets, where
+/// ps still reads /proc). A family that answers, even with an error, is
+/// not this.
+fn unreachable_family(e: &SourceError) -> bool {
+    matches!(
+        e,
+        SourceError::Nproc(nproc_genl::Error::NoFamily | nproc_genl::Error::Io { .. })
+    )
 }
 
 /// Which source `kind` would read, for `--version`.
@@ -123,7 +135,7 @@ fn source_name(kind: SourceKind) -> &'static str {
         SourceKind::Nproc => "nproc",
         SourceKind::Auto => match NprocSource::connect() {
             Ok(_) => "nproc",
-            Err(SourceError::Nproc(nproc_genl::Error::NoFamily)) => "proc",
+            Err(e) if unreachable_family(&e) => "proc",
             Err(_) => "nproc (unusable)",
         },
     }
@@ -478,6 +490,22 @@ mod tests {
         let mut a = argv(&["nps", "--source"]);
         assert!(take_nps_options(&mut a).is_err());
         assert_eq!(myname(b"/usr/bin/nps"), "nps");
+    }
+
+    #[test]
+    fn only_an_unreachable_family_falls_back() {
+        use nproc_genl::Error as G;
+        let io = G::Io {
+            what: "socket",
+            err: std::io::Error::from_raw_os_error(libc::EPERM),
+        };
+        assert!(unreachable_family(&SourceError::Nproc(G::NoFamily)));
+        assert!(unreachable_family(&SourceError::Nproc(io)));
+        let denied = G::PermissionDenied {
+            cmd: "GET_TASKS",
+            msg: None,
+        };
+        assert!(!unreachable_family(&SourceError::Nproc(denied)));
     }
 
     #[test]
