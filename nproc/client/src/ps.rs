@@ -12,6 +12,7 @@ use crate::sort::sort_tasks;
 use crate::sortformat::SortKey;
 use crate::source::{Scope, Source, SourceError, Want};
 use crate::task::Task;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 /// Everything a run needs besides the source and the rendering context.
@@ -360,8 +361,15 @@ impl Plan {
                 prefix: prefix[..len].to_vec(),
             };
         };
+        // ps scans the whole array for each parent and each first child;
+        // the same answers from two maps keep a large listing linear.
+        let listed: HashSet<i32> = tasks.iter().map(|t| t.tgid).collect();
+        let mut first_child: HashMap<i32, usize> = HashMap::new();
+        for (i, t) in tasks.iter().enumerate() {
+            first_child.entry(t.ppid).or_insert(i);
+        }
         for root in (0..n).rev() {
-            if tasks.iter().any(|t| t.tgid == tasks[root].ppid) {
+            if listed.contains(&tasks[root].ppid) {
                 continue;
             }
             let mut stack: Vec<Frame> = Vec::new();
@@ -378,7 +386,7 @@ impl Plan {
                     ctx.forest = Forest::default();
                     shown?;
                     let pid = tasks[me].tgid;
-                    let Some(first) = tasks.iter().position(|t| t.ppid == pid) else {
+                    let Some(&first) = first_child.get(&pid) else {
                         continue;
                     };
                     if level > 0 {
