@@ -115,6 +115,7 @@ fn bench(c: &mut Criterion) {
             names: &mut names,
             now: 1_800_003_600,
             forest: Default::default(),
+            environ: false,
         };
         let mut task = Task::empty(0, 0);
         let tasks: Vec<Task> = msgs

@@ -34,6 +34,29 @@ pub struct Plan {
     pub headers: Headers,
     /// `screen_rows`, for `--headers`.
     pub screen_rows: usize,
+    /// BSD `e`: read each task's environment (from /proc, whatever the
+    /// source: the nproc family does not serve it).
+    pub environ: bool,
+}
+
+/// `t` with its environment read as libproc2 reads it for BSD `e`: its
+/// own directory's `environ`, at most `MAX_BUFSZ` bytes.
+fn with_environ(t: &Task) -> Task {
+    use std::io::Read;
+    let path = if t.tid == t.tgid {
+        format!("/proc/{}/environ", t.tgid)
+    } else {
+        format!("/proc/{}/task/{}/environ", t.tgid, t.tid)
+    };
+    let mut t = t.clone();
+    t.environ = std::fs::File::open(path).ok().and_then(|f| {
+        let mut buf = Vec::new();
+        f.take(crate::procfs::CMDLINE_MAX as u64)
+            .read_to_end(&mut buf)
+            .ok()
+            .map(|_| buf)
+    });
+    t
 }
 
 /// Why a run stopped.
@@ -216,7 +239,11 @@ impl Plan {
             let mut all = Vec::new();
             source
                 .for_each_task(scope, want, &mut |t| {
-                    all.push(t.clone());
+                    all.push(if self.environ {
+                        with_environ(t)
+                    } else {
+                        t.clone()
+                    });
                     true
                 })
                 .map_err(RunError::Source)?;
@@ -235,6 +262,13 @@ impl Plan {
                     if !self.selection.wants(t) {
                         return true;
                     }
+                    let read;
+                    let t = if self.environ {
+                        read = with_environ(t);
+                        &read
+                    } else {
+                        t
+                    };
                     match p.show(Some(t), &self.layout, ctx) {
                         Ok(()) => true,
                         Err(e) => {

@@ -349,6 +349,7 @@ fn list(
         names: &mut names,
         now: crate::render::clock::now(),
         forest: Default::default(),
+        environ: plan.environ,
     };
     match plan.run(source.as_mut(), &mut ctx, &mut Stdout) {
         Ok(true) => SUCCESS,
@@ -427,6 +428,7 @@ pub fn make_plan(
         selection,
         headers: o.headers,
         screen_rows: rows,
+        environ: o.bsd_e,
     }
 }
 

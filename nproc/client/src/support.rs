@@ -61,9 +61,6 @@ pub fn check_personality(get: impl Fn(&str) -> Option<Vec<u8>>) -> Result<(), St
 /// to refuse with.
 pub fn check(o: &Options, f: &Formats) -> Result<(), String> {
     let option = |x: &str| Err(format!("option '{x}'"));
-    if o.bsd_e {
-        return option("e");
-    }
     if o.numeric {
         return option("n");
     }

@@ -81,7 +81,8 @@ proptest! {
         };
         let mut tty = TtyNamer::new("/nonexistent");
         let mut names = Names::new();
-        let mut ctx = Ctx { global: &g, charset: Charset::Bytes, tty: &mut tty, names: &mut names, now: 1_800_000_000 , forest: Default::default(),};
+        let mut ctx = Ctx { global: &g, charset: Charset::Bytes, tty: &mut tty, names: &mut names, now: 1_800_000_000 , forest: Default::default(),
+        environ: false,};
         let cols: Vec<Column> = COLUMNS
             .iter()
             .map(|d| {
@@ -129,7 +130,8 @@ proptest! {
         };
         let mut tty = TtyNamer::new("/nonexistent");
         let mut names = Names::new();
-        let mut ctx = Ctx { global: &g, charset: cs, tty: &mut tty, names: &mut names, now: 1_800_000_000 , forest: Default::default(),};
+        let mut ctx = Ctx { global: &g, charset: cs, tty: &mut tty, names: &mut names, now: 1_800_000_000 , forest: Default::default(),
+        environ: false,};
         for d in COLUMNS {
             let mut out = Vec::new();
             d.kind.render(&t, &mut ctx, room, &mut out);

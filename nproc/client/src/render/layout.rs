@@ -637,6 +637,7 @@ mod tests {
                 tty: &mut tty,
                 names: &mut names,
                 now: 1_800_000_000, forest: Default::default(),
+        environ: false,
             };
             let (mut short, mut general) = (b"x".to_vec(), b"x".to_vec());
             for task in [None, Some(&t), Some(&t)] {

@@ -34,6 +34,7 @@ pub(crate) fn with_test_ctx<R>(global: &crate::Global, f: impl FnOnce(&mut Ctx<'
         names: &mut names,
         now: 0,
         forest: Default::default(),
+        environ: false,
     };
     f(&mut ctx)
 }
