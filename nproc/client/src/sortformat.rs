@@ -191,7 +191,7 @@ fn format_parse(
         aix_check(list)?;
         // The AIX descriptors name ordinary columns, but its literal text
         // columns have no printer in nps.
-        unsupported.push(format!("AIX format \"{}\"", String::from_utf8_lossy(list)));
+        unsupported.push(format!("AIX format '{}'", String::from_utf8_lossy(list)));
         return Ok(out);
     }
     Err(err)
@@ -561,7 +561,7 @@ pub fn process_sf_options(o: &Options, state: &mut SfState) -> Result<Formats, S
     }
     for key in &sort {
         if crate::sort::supported(key.row.sort).is_none() {
-            unsupported.push(format!("sort key {}", key.row.spec));
+            unsupported.push(format!("sort key '{}'", key.row.spec));
         }
     }
     f.sort = sort;
