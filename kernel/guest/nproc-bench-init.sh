@@ -285,8 +285,8 @@ on_host_clock() {
 	set -- /proc/[0-9]*
 	echo "population $tasks tasks $# processes"
 	echo "slab-before $(sed -n 's/^Slab: *//p' /proc/meminfo)"
-	# Plain `nps` reads the nproc family (its default source); say so only
-	# if that source answers here.
+	# Plain `nps` reads the nproc family when the kernel has it (else
+	# /proc): say so only if that source answers here.
 	if out=$(nps --source nproc -p 1 2>&1); then
 		echo "nps-source nproc (the default)"
 	else

@@ -608,7 +608,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     let kos = modules::build_these(&["ksym_many"])?;
     let agent = initramfs::build_agent()?;
     let helper = initramfs::build_static("xtask", "kfast-nproc-guest")?;
-    let nps = initramfs::build_static("nproc", "nps")?;
+    let nps = initramfs::build_static("nps", "nps")?;
     let guest = initramfs::build_static("nproc-guest", "nproc-guest")?;
     let initrd = initramfs::pack_with(
         &initramfs::Spec {

@@ -5,17 +5,15 @@
 //! The dump is synthetic but laid out as the kernel lays it out (each
 //! field the plan asks for, in id order, native endian, 4-byte padded),
 //! 4,000 tasks as in the benchmark guest, printed in the C locale as
-//! there. `cargo bench -p nproc --bench dump`; the numbers are per task.
+//! there. `cargo bench -p nps --bench dump`; the numbers are per task.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use nproc::cli::{Command, Env};
-use nproc::netlink::fill_task;
-use nproc::ps::Plan;
-use nproc::render::{Charset, Ctx, Names, TtyNamer};
-use nproc::select::Me;
-use nproc::{Global, Task};
 use nproc_genl::TaskView;
 use nproc_proto::{field_id as f, FieldType, TASK_FIELDS};
+use nps::netlink::fill_task;
+use nps::ps::Plan;
+use nps::render::{Charset, Ctx, Names, TtyNamer};
+use nps::{Global, Task};
 use std::hint::black_box;
 
 const TASKS: u32 = 4000;
@@ -31,17 +29,7 @@ const GLOBAL: Global = Global {
 };
 
 fn plan(args: &[&str]) -> Plan {
-    let Ok(Command::Run(args)) =
-        Command::from_args(std::iter::once("nps").chain(args.iter().copied()))
-    else {
-        panic!("not a listing command line: {args:?}")
-    };
-    let request = args.request().expect("a valid command line");
-    let me = || Me { euid: 0, tty: 0 };
-    let (plan, _) = request
-        .plan(&GLOBAL, me, 80, &Env::default())
-        .expect("a plan");
-    plan
+    nps::run::plan_for(args, &GLOBAL, 80).expect("a listing command line")
 }
 
 fn put(out: &mut Vec<u8>, id: u16, payload: &[u8]) {
@@ -56,7 +44,7 @@ fn put(out: &mut Vec<u8>, id: u16, payload: &[u8]) {
 fn dump(plan: &Plan) -> Vec<Vec<u8>> {
     let want = plan.want();
     let mut fields = want.fields;
-    for id in nproc::netlink::fields::IDENTITY {
+    for id in nps::netlink::fields::IDENTITY {
         fields.set(*id);
     }
     if want.wchan {
@@ -126,6 +114,8 @@ fn bench(c: &mut Criterion) {
             tty: &mut tty,
             names: &mut names,
             now: 1_800_003_600,
+            forest: Default::default(),
+            environ: false,
         };
         let mut task = Task::empty(0, 0);
         let tasks: Vec<Task> = msgs

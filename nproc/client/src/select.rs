@@ -4,23 +4,88 @@
 
 use crate::task::Task;
 
-/// The simple selection letters given (`SS_*` in src/ps/common.h).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Simple {
-    /// BSD `a`.
-    pub bsd_a: bool,
-    /// BSD `x`.
-    pub bsd_x: bool,
-    /// Standard `-a`.
-    pub unix_a: bool,
-    /// Standard `-d`.
-    pub unix_d: bool,
+/// Which id a selection list compares (`SEL_*` in src/ps/common.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelKind {
+    /// `-U`, `--User`: real uid.
+    Ruid,
+    /// `-u`, `U`, `--user`: effective uid.
+    Euid,
+    /// `-G`, `--Group`: real gid.
+    Rgid,
+    /// `-g` (names), `--group`: effective gid.
+    Egid,
+    /// Trailing `-PGRP`: process group.
+    Pgrp,
+    /// `-p`, `p`, `--pid`, trailing pids: tgid.
+    Pid,
+    /// `-q`, `q`, `--quick-pid`: tgid, listed in the given order.
+    PidQuick,
+    /// `-t`, `t`, `--tty`, `T`: controlling terminal.
+    Tty,
+    /// `-s`, `--sid`, `-g` (numbers), trailing `+SID`: session.
+    Sess,
+    /// `-C`: command name.
+    Comm,
+    /// `--ppid`: parent.
+    Ppid,
 }
 
-impl Simple {
-    fn any(self) -> bool {
-        self.bsd_a || self.bsd_x || self.unix_a || self.unix_d
+/// One selection list (`selection_node`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelNode {
+    /// What it compares.
+    pub kind: SelKind,
+    /// The ids (for every kind but [`SelKind::Comm`]), as ps stores them.
+    pub ids: Vec<u64>,
+    /// The names of a [`SelKind::Comm`] list, each at most 63 bytes.
+    pub names: Vec<Vec<u8>>,
+}
+
+impl SelNode {
+    /// proc_was_listed() for this list: ids compare as `unsigned`.
+    fn matches(&self, t: &Task) -> bool {
+        let v: u32 = match self.kind {
+            SelKind::Ruid => t.uid[0],
+            SelKind::Euid => t.uid[1],
+            SelKind::Rgid => t.gid[0],
+            SelKind::Egid => t.gid[1],
+            SelKind::Pgrp => t.pgid as u32,
+            SelKind::Pid | SelKind::PidQuick => t.tgid as u32,
+            SelKind::Tty => t.tty_nr as u32,
+            SelKind::Sess => t.sid as u32,
+            SelKind::Ppid => t.ppid as u32,
+            SelKind::Comm => return self.names.iter().any(|n| comm_matches(&t.comm, n)),
+        };
+        self.ids.iter().any(|&id| id as u32 == v)
     }
+
+    /// The nproc fields [`SelNode::matches`] reads.
+    fn fields(&self) -> &'static [u16] {
+        use nproc_proto::field_id as f;
+        match self.kind {
+            SelKind::Ruid => &[f::UID],
+            SelKind::Euid => &[f::EUID],
+            SelKind::Rgid => &[f::GID],
+            SelKind::Egid => &[f::EGID],
+            SelKind::Pgrp => &[f::PGID],
+            SelKind::Pid | SelKind::PidQuick => &[],
+            SelKind::Tty => &[f::TTY_NR],
+            SelKind::Sess => &[f::SID],
+            SelKind::Ppid => &[f::PPID],
+            SelKind::Comm => &[f::COMM],
+        }
+    }
+}
+
+/// SEL_COMM: `strncmp(comm, name, 63)`, and a 15-byte comm (the kernel's
+/// cut) also matches a longer name that starts with it.
+fn comm_matches(comm: &[u8], name: &[u8]) -> bool {
+    let c = &comm[..comm.iter().position(|&b| b == 0).unwrap_or(comm.len())];
+    if c.len() == 15 && name.len() >= 15 && name[..15] == c[..] {
+        return true;
+    }
+    c[..c.len().min(63)] == name[..name.len().min(63)]
 }
 
 /// Who is asking: `table_accept()` compares against these.
@@ -32,69 +97,78 @@ pub struct Me {
     pub tty: i32,
 }
 
-/// The resolved selection.
+/// The resolved selection: ps's `want_this_proc()` with its inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Selection {
     all: bool,
-    /// The table's bits, and who it compares against.
-    table: Option<(u16, Me)>,
-    pids: Vec<i32>,
+    /// The table's bits, used when a letter was given or no list was.
+    table: Option<u16>,
+    me: Me,
+    lists: Vec<SelNode>,
+    running_only: bool,
+    negate: bool,
     hide_kernel: bool,
 }
 
+/// The selection letters given (`SS_*`, see `crate::parser::ss`).
+pub use crate::parser::ss;
+
+/// select_bits_setup() for the default personality: the table's bits, or
+/// `None` for "everything" (BSD `ax`, made `-e`).
+pub fn select_bits(simple: u32, prefer_bsd: bool) -> Result<Option<u16>, &'static str> {
+    if simple == 0 && !prefer_bsd {
+        return Ok(Some(0xaa00));
+    }
+    // BSD 'g' is implied by every personality but SunOS 4.
+    let v = if simple & (ss::U_A | ss::U_D) == 0 {
+        simple | ss::B_G
+    } else {
+        simple
+    };
+    const G: u32 = ss::B_G;
+    Ok(Some(match v {
+        x if x == ss::U_A | ss::U_D => 0x3f3f,
+        x if x == ss::U_A => 0x0303,
+        x if x == ss::U_D => 0x3333,
+        x if x == G => 0x0a0a,
+        x if x == G | ss::B_A => 0x0f0f,
+        x if x == G | ss::B_X => 0xaaaa,
+        x if x == G | ss::B_X | ss::B_A => return Ok(None),
+        _ => return Err("process selection options conflict"),
+    }))
+}
+
 impl Selection {
-    /// select_bits_setup() for the default personality: `-e`/`-A` or BSD
-    /// `ax` select everything; otherwise a 16-entry table indexed by (our
-    /// euid, session leader, no tty, our tty) decides, plus any pid list.
-    /// `me` is called only when the table applies: `-e` and `ax` need not
-    /// read /proc/self/stat for a terminal they do not compare.
-    pub fn new(
-        all: bool,
-        simple: Simple,
-        bsd_syntax: bool,
-        pids: Vec<i32>,
-        me: impl FnOnce() -> Me,
-    ) -> Result<Self, String> {
-        let mut all = all;
-        let bits = if !simple.any() && !bsd_syntax {
-            Some(0xaa00)
-        } else if simple.unix_a || simple.unix_d {
-            if simple.bsd_a || simple.bsd_x {
-                return Err("process selection options conflict".into());
-            }
-            Some(match (simple.unix_a, simple.unix_d) {
-                (true, true) => 0x3f3f,
-                (true, false) => 0x0303,
-                _ => 0x3333,
-            })
-        } else {
-            // BSD 'g' is implied by every personality but SunOS 4.
-            match (simple.bsd_a, simple.bsd_x) {
-                (false, false) => Some(0x0a0a),
-                (true, false) => Some(0x0f0f),
-                (false, true) => Some(0xaaaa),
-                (true, true) => {
-                    all = true;
-                    None
-                }
-            }
-        };
-        // The table applies when a letter was given or no list was.
-        let table = if simple.any() || pids.is_empty() {
+    /// The selection of `-e` and `ax` (`all`), else of the table `bits`
+    /// (applied when `simple` letters were given or `lists` is empty) and
+    /// the lists; then BSD `r` and `-N`.
+    pub fn new(all: bool, bits: Option<u16>, simple: u32, lists: Vec<SelNode>, me: Me) -> Self {
+        let table = if simple != 0 || lists.is_empty() {
             bits
         } else {
             None
         };
-        Ok(Selection {
+        Selection {
             all,
-            table: if all {
-                None
-            } else {
-                table.map(|bits| (bits, me()))
-            },
-            pids,
+            table: if all { None } else { table },
+            me,
+            lists,
+            running_only: false,
+            negate: false,
             hide_kernel: false,
-        })
+        }
+    }
+
+    /// BSD `r`: running (or uninterruptible) tasks only.
+    pub fn running_only(mut self, on: bool) -> Self {
+        self.running_only = on;
+        self
+    }
+
+    /// `-N`, `--deselect`: the complement.
+    pub fn negate(mut self, on: bool) -> Self {
+        self.negate = on;
+        self
     }
 
     /// `LIBPROC_HIDE_KERNEL` (library/readproc.c `simple_readproc()`):
@@ -104,17 +178,30 @@ impl Selection {
         self
     }
 
-    /// The nproc fields [`Selection::wants`] reads besides the tgid: the
-    /// table's (our euid, session leadership, the terminal) and
-    /// `LIBPROC_HIDE_KERNEL`'s parent. `-e` and `ax` need none of them.
-    pub fn fields(&self) -> &'static [u16] {
+    /// The quick pid list (`-q`), in the order given, if there is one.
+    pub fn quick_pids(&self) -> Option<Vec<i32>> {
+        let node = self.lists.iter().find(|n| n.kind == SelKind::PidQuick)?;
+        // parse_list() stores items back to front.
+        Some(node.ids.iter().map(|&id| id as i32).collect())
+    }
+
+    /// The nproc fields [`Selection::wants`] reads besides the tgid.
+    pub fn fields(&self) -> Vec<u16> {
         use nproc_proto::field_id as f;
-        match (self.table.is_some(), self.hide_kernel) {
-            (true, true) => &[f::EUID, f::SID, f::TTY_NR, f::PPID],
-            (true, false) => &[f::EUID, f::SID, f::TTY_NR],
-            (false, true) => &[f::PPID],
-            (false, false) => &[],
+        let mut v = Vec::new();
+        if self.table.is_some() {
+            v.extend([f::EUID, f::SID, f::TTY_NR]);
         }
+        if self.hide_kernel {
+            v.push(f::PPID);
+        }
+        if self.running_only {
+            v.push(f::STATE);
+        }
+        for n in &self.lists {
+            v.extend_from_slice(n.fields());
+        }
+        v
     }
 
     /// want_this_proc().
@@ -122,52 +209,29 @@ impl Selection {
         if self.hide_kernel && (t.ppid == 2 || t.tid == 2) {
             return false;
         }
-        if self.all {
-            return true;
+        let mut accepted = self.all
+            || self.table.is_some_and(|bits| {
+                let index = (t.euid() == self.me.euid) as u16
+                    | ((t.sid == t.tgid) as u16) << 1
+                    | ((t.tty_nr == 0) as u16) << 2
+                    | ((t.tty_nr == self.me.tty) as u16) << 3;
+                bits & (1 << index) != 0
+            })
+            || self.lists.iter().any(|n| n.matches(t));
+        if self.running_only && !matches!(t.state, b'R' | b'D') {
+            accepted = false;
         }
-        if let Some((bits, me)) = self.table {
-            let index = (t.euid() == me.euid) as u16
-                | ((t.sid == t.tgid) as u16) << 1
-                | ((t.tty_nr == 0) as u16) << 2
-                | ((t.tty_nr == me.tty) as u16) << 3;
-            if bits & (1 << index) != 0 {
-                return true;
-            }
-        }
-        self.pids.contains(&t.tgid)
+        accepted != self.negate
     }
 }
 
-/// parse_list() with parse_pid(): blank- or comma-separated ids, each
-/// `strtoul(..., 0)` (so `0x10` and `010` are accepted) in 1..=0x7fffffff.
-pub fn parse_pids(list: &str) -> Result<Vec<i32>, String> {
-    let items: Vec<&str> = list.split([' ', ',', '\t']).collect();
-    if items.iter().any(|s| s.is_empty()) {
-        return Err("improper list".into());
+/// parse_pid(): `strtoul(..., 0)` of the whole item, in 1..=0x7fffffff.
+pub fn parse_pid_item(s: &[u8], _negate: bool) -> Result<u64, &'static str> {
+    let n = crate::parser::strtoul0(s).ok_or("process ID list syntax error")?;
+    if !(1..=0x7fff_ffff).contains(&n) {
+        return Err("process ID out of range");
     }
-    items
-        .into_iter()
-        .map(|s| {
-            let n = strtoul0(s).ok_or("process ID list syntax error")?;
-            if !(1..=0x7fff_ffff).contains(&n) {
-                return Err("process ID out of range".into());
-            }
-            Ok(n as i32)
-        })
-        .collect()
-}
-
-/// strtoul(s, &end, 0) that must consume the whole string.
-fn strtoul0(s: &str) -> Option<u64> {
-    let t = s.trim_start();
-    let t = t.strip_prefix('+').unwrap_or(t);
-    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16).ok()
-    } else if t.len() > 1 && t.starts_with('0') {
-        u64::from_str_radix(&t[1..], 8).ok()
-    } else {
-        t.parse().ok()
-    }
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -187,9 +251,22 @@ mod tests {
         t
     }
 
+    fn table(simple: u32, bsd: bool) -> Selection {
+        let bits = select_bits(simple, bsd).unwrap();
+        Selection::new(bits.is_none(), bits, simple, vec![], ME)
+    }
+
+    fn list(kind: SelKind, ids: &[u64]) -> SelNode {
+        SelNode {
+            kind,
+            ids: ids.to_vec(),
+            names: Vec::new(),
+        }
+    }
+
     #[test]
     fn plain_ps_shows_our_processes_on_our_tty() {
-        let s = Selection::new(false, Simple::default(), false, vec![], || ME).unwrap();
+        let s = table(0, false);
         assert!(s.wants(&task(1000, 1, 34816)));
         assert!(!s.wants(&task(0, 1, 34816)));
         assert!(!s.wants(&task(1000, 1, 0)));
@@ -197,31 +274,22 @@ mod tests {
 
     #[test]
     fn bsd_letters() {
-        let x = Simple {
-            bsd_x: true,
-            ..Simple::default()
-        };
-        let s = Selection::new(false, x, true, vec![], || ME).unwrap();
+        let s = table(ss::B_X, true);
         assert!(s.wants(&task(1000, 1, 0)));
         assert!(!s.wants(&task(0, 1, 0)));
-        let ax = Simple {
-            bsd_a: true,
-            bsd_x: true,
-            ..Simple::default()
-        };
-        let s = Selection::new(false, ax, true, vec![], || ME).unwrap();
+        let s = table(ss::B_A | ss::B_X, true);
         assert!(s.wants(&task(0, 1, 0)));
         let mut kthread = task(0, 0, 0);
         kthread.ppid = 2;
         assert!(s.wants(&kthread));
         assert!(!s.hide_kernel_threads(true).wants(&kthread));
-        let a = Simple {
-            bsd_a: true,
-            ..Simple::default()
-        };
-        let s = Selection::new(false, a, true, vec![], || ME).unwrap();
+        let s = table(ss::B_A, true);
         assert!(s.wants(&task(0, 1, 34817)));
         assert!(!s.wants(&task(0, 1, 0)));
+        assert_eq!(
+            select_bits(ss::B_A | ss::U_A, true),
+            Err("process selection options conflict")
+        );
     }
 
     /// What `wants` decides must not change when a field it did not ask
@@ -229,18 +297,18 @@ mod tests {
     #[test]
     fn the_selection_reads_only_the_fields_it_names() {
         use nproc_proto::field_id as f;
-        let simple = |bsd_a, bsd_x, unix_a| Simple {
-            bsd_a,
-            bsd_x,
-            unix_a,
-            ..Simple::default()
-        };
+        let mut comm = list(SelKind::Comm, &[]);
+        comm.names = vec![b"sleep".to_vec()];
         let selections = [
-            Selection::new(false, Simple::default(), false, vec![], || ME).unwrap(),
-            Selection::new(false, simple(false, true, false), true, vec![], || ME).unwrap(),
-            Selection::new(false, simple(true, true, false), true, vec![], || ME).unwrap(),
-            Selection::new(false, simple(false, false, true), false, vec![], || ME).unwrap(),
-            Selection::new(false, Simple::default(), false, vec![50], || ME).unwrap(),
+            table(0, false),
+            table(ss::B_X, true),
+            table(ss::B_A | ss::B_X, true),
+            table(ss::U_A, false),
+            Selection::new(false, Some(0xaa00), 0, vec![list(SelKind::Pid, &[50])], ME),
+            Selection::new(false, Some(0xaa00), 0, vec![list(SelKind::Euid, &[0])], ME),
+            Selection::new(false, Some(0xaa00), 0, vec![list(SelKind::Ppid, &[7])], ME),
+            Selection::new(false, Some(0xaa00), 0, vec![comm], ME).negate(true),
+            table(ss::B_X, true).running_only(true),
         ];
         for s in selections {
             for s in [s.clone(), s.hide_kernel_threads(true)] {
@@ -249,6 +317,8 @@ mod tests {
                     for (sid, tty, ppid) in [(50, 0, 1), (1, 34816, 2), (50, 34817, 7)] {
                         let t = task(euid, sid, tty);
                         let mut t = Task { ppid, ..t };
+                        t.comm = b"sleep".to_vec();
+                        t.state = b'R';
                         let want = s.wants(&t);
                         if !named.contains(&f::EUID) {
                             t.uid = [77; 4];
@@ -262,32 +332,48 @@ mod tests {
                         if !named.contains(&f::PPID) {
                             t.ppid = 2;
                         }
+                        if !named.contains(&f::COMM) {
+                            t.comm = b"x".to_vec();
+                        }
+                        if !named.contains(&f::STATE) {
+                            t.state = b'S';
+                        }
                         assert_eq!(s.wants(&t), want, "{s:?} {t:?}");
                     }
                 }
             }
         }
-        let all = Selection::new(true, Simple::default(), false, vec![], || ME).unwrap();
-        assert!(all.fields().is_empty());
+        assert!(table(ss::B_A | ss::B_X, true).fields().is_empty());
     }
 
     #[test]
-    fn pid_lists() {
-        let s = Selection::new(false, Simple::default(), false, vec![50], || ME).unwrap();
+    fn lists_negation_and_running() {
+        let s = Selection::new(false, Some(0xaa00), 0, vec![list(SelKind::Pid, &[50])], ME);
         assert!(s.wants(&task(0, 1, 0)));
         assert!(!s.wants(&Task::empty(51, 51)));
-        assert_eq!(parse_pids("1,2 0x10"), Ok(vec![1, 2, 16]));
-        assert_eq!(parse_pids("1,,2"), Err("improper list".into()));
-        assert_eq!(parse_pids("0"), Err("process ID out of range".into()));
+        let s = s.negate(true);
+        assert!(!s.wants(&task(0, 1, 0)));
+        assert!(s.wants(&Task::empty(51, 51)));
+        let s = table(ss::B_A | ss::B_X, true).running_only(true);
+        let mut t = task(0, 1, 0);
+        t.state = b'S';
+        assert!(!s.wants(&t));
+        t.state = b'D';
+        assert!(s.wants(&t));
+        assert_eq!(parse_pid_item(b"0x10", false), Ok(16));
+        assert_eq!(parse_pid_item(b"0", false), Err("process ID out of range"));
         assert_eq!(
-            parse_pids("abc"),
-            Err("process ID list syntax error".into())
+            parse_pid_item(b"abc", false),
+            Err("process ID list syntax error")
         );
-        let mixed = Simple {
-            bsd_a: true,
-            unix_a: true,
-            ..Simple::default()
-        };
-        assert!(Selection::new(false, mixed, true, vec![], || ME).is_err());
+    }
+
+    #[test]
+    fn command_names() {
+        assert!(comm_matches(b"sleep", b"sleep"));
+        assert!(!comm_matches(b"sleep", b"slee"));
+        // The kernel keeps 15 bytes: a longer name given matches them.
+        assert!(comm_matches(b"averyveryverylo", b"averyveryverylongname"));
+        assert!(!comm_matches(b"short", b"shorter"));
     }
 }

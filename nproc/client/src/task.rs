@@ -98,6 +98,9 @@ pub struct Task {
     /// `/proc/PID/cmdline` as read (NUL separators kept); empty for kernel
     /// threads and zombies, `None` when it could not be read.
     pub cmdline: Option<Vec<u8>>,
+    /// `/proc/PID/environ` as read, for BSD `e`; `None` when not asked
+    /// for or unreadable (another user's process).
+    pub environ: Option<Vec<u8>>,
 }
 
 impl Task {
@@ -137,6 +140,7 @@ impl Task {
             processor: 0,
             wchan: Wchan::Unreadable,
             cmdline: None,
+            environ: None,
         }
     }
 

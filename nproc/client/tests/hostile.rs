@@ -2,11 +2,11 @@
 //! over, parsing answers with the fields read or an error that says what
 //! was wrong, and rendering stays within the room procps grants.
 
-use nproc::procfs::{parse_stat, parse_status};
-use nproc::render::columns::{lookup, COLUMNS, OUTBUF_SIZE};
-use nproc::render::escape::{lib_escape, ps_escape};
-use nproc::render::{Charset, Column, Ctx, Layout, Names, TtyNamer};
-use nproc::{Global, Task, Wchan};
+use nps::procfs::{parse_stat, parse_status};
+use nps::render::columns::{lookup, COLUMNS, OUTBUF_SIZE};
+use nps::render::escape::{lib_escape, ps_escape};
+use nps::render::{Charset, Column, Ctx, Layout, Names, TtyNamer};
+use nps::{Global, Task, Wchan};
 use proptest::prelude::*;
 
 fn charset() -> impl Strategy<Value = Charset> {
@@ -161,7 +161,8 @@ proptest! {
         };
         let mut tty = TtyNamer::new("/nonexistent");
         let mut names = Names::new();
-        let mut ctx = Ctx { global: &g, charset: Charset::Bytes, tty: &mut tty, names: &mut names, now: 1_800_000_000 };
+        let mut ctx = Ctx { global: &g, charset: Charset::Bytes, tty: &mut tty, names: &mut names, now: 1_800_000_000 , forest: Default::default(),
+        environ: false,};
         let cols: Vec<Column> = COLUMNS
             .iter()
             .map(|d| {
@@ -209,7 +210,8 @@ proptest! {
         };
         let mut tty = TtyNamer::new("/nonexistent");
         let mut names = Names::new();
-        let mut ctx = Ctx { global: &g, charset: cs, tty: &mut tty, names: &mut names, now: 1_800_000_000 };
+        let mut ctx = Ctx { global: &g, charset: cs, tty: &mut tty, names: &mut names, now: 1_800_000_000 , forest: Default::default(),
+        environ: false,};
         for d in COLUMNS {
             let mut out = Vec::new();
             d.kind.render(&t, &mut ctx, room, &mut out);

@@ -11,6 +11,9 @@
 //! It has its own `main` (harness = false) because the multi-threaded
 //! fixture is this very executable started with `--sleeper-threads N`.
 
+#[path = "parity/namespace.rs"]
+mod namespace;
+
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -24,8 +27,9 @@ const PS: &str = "/bin/ps";
 const NPS: &str = env!("CARGO_BIN_EXE_nps");
 
 /// The source this host can serve: its kernel has no nproc family, so
-/// `nps` reads /proc here. The nproc source is compared with `/bin/ps` in
-/// a guest with CONFIG_NPROC (nproc/client/guest/parity.sh).
+/// `nps` reads /proc here (as it would on its own; the option makes sure).
+/// The nproc source is compared with `/bin/ps` in a guest with
+/// CONFIG_NPROC (nproc/client/guest/parity.sh).
 const NPS_SOURCE: [&str; 2] = ["--source", "proc"];
 
 /// `nps` with the source option before `args`.
@@ -259,14 +263,48 @@ fn which(name: &str) -> PathBuf {
     panic!("{name} not found");
 }
 
-/// Runs `prog` with `args` and `env`; stdout and exit status.
-fn run(prog: &str, args: &[String], env: &[(&str, &str)]) -> (Vec<u8>, Option<i32>) {
+/// What a lister printed: stdout (without its own line, when asked),
+/// stderr, exit status.
+type Output = (Vec<u8>, Vec<u8>, Option<i32>);
+
+/// nps as `ps`: a symbolic link of that name, so that ps's usage text
+/// (which names the program) is the same, with the source it reads here.
+fn nps_as_ps() -> &'static str {
+    static LINK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINK.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("nps-parity-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let link = dir.join("ps");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(NPS, &link).expect("symlink nps as ps");
+        link.to_string_lossy().into_owned()
+    })
+}
+
+/// Which stdout lines to drop: those whose whitespace-separated field
+/// `col` (1-based) is the lister's own pid (ps and nps each list
+/// themselves, with their own pid) or one of `also`.
+#[derive(Clone, Copy)]
+struct DropLines<'a> {
+    col: usize,
+    also: &'a [&'a str],
+}
+
+/// Runs `prog` with `args` and `env`, dropping lines as `drop` says.
+fn run_lister(
+    prog: &str,
+    args: &[String],
+    env: &[(&str, &str)],
+    drop: Option<DropLines<'_>>,
+) -> Output {
     let mut cmd = Command::new(prog);
     cmd.args(args)
         .env_remove("COLUMNS")
+        .env_remove("LINES")
         .env_remove("LIBPROC_HIDE_KERNEL")
         .env_remove("PS_FORMAT")
-        .env_remove("PS_PERSONALITY");
+        .env_remove("PS_PERSONALITY")
+        .env_remove("CMD_ENV");
     for (k, v) in env {
         // An empty value removes the variable.
         if v.is_empty() {
@@ -275,21 +313,51 @@ fn run(prog: &str, args: &[String], env: &[(&str, &str)]) -> (Vec<u8>, Option<i3
             cmd.env(k, v);
         }
     }
-    let out = cmd
+    let child = cmd
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap_or_else(|e| panic!("{prog}: {e}"));
-    (out.stdout, out.status.code())
+    let pid = child.id().to_string();
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("{prog}: {e}"));
+    let mut stdout = out.stdout;
+    if let Some(DropLines { col, also }) = drop {
+        let kept: Vec<&[u8]> = stdout
+            .split_inclusive(|&b| b == b'\n')
+            .filter(|line| {
+                let field = line
+                    .split(|b| b.is_ascii_whitespace())
+                    .filter(|f| !f.is_empty())
+                    .nth(col - 1);
+                field.is_none_or(|f| f != pid.as_bytes() && !also.iter().any(|a| a.as_bytes() == f))
+            })
+            .collect();
+        stdout = kept.concat();
+    }
+    (stdout, out.stderr, out.status.code())
 }
 
-/// ps, nps, ps: compare nps with ps when both ps runs agree.
-fn compare(name: &str, args: &[String], env: &[(&str, &str)]) -> Result<(), String> {
+fn run(prog: &str, args: &[String], env: &[(&str, &str)]) -> Output {
+    run_lister(prog, args, env, None)
+}
+
+/// ps, nps, ps: compare nps's stdout, stderr and exit status with ps's
+/// when both ps runs agree, with lines dropped as `drop` says.
+fn compare_listing(
+    name: &str,
+    args: &[String],
+    env: &[(&str, &str)],
+    drop: Option<DropLines<'_>>,
+) -> Result<(), String> {
     // %CPU of a task that used CPU time changes every few tens of
     // milliseconds: try often, without pausing.
     for _ in 0..50 {
-        let before = run(PS, args, env);
-        let ours = run(NPS, &nps_args(args), env);
-        let after = run(PS, args, env);
+        let before = run_lister(PS, args, env, drop);
+        let ours = run_lister(nps_as_ps(), &nps_args(args), env, drop);
+        let after = run_lister(PS, args, env, drop);
         if before != after {
             continue;
         }
@@ -297,18 +365,24 @@ fn compare(name: &str, args: &[String], env: &[(&str, &str)]) -> Result<(), Stri
             return Ok(());
         }
         return Err(format!(
-            "{name}: `ps {}` with {env:?} differs\n--- ps (exit {:?})\n{}--- nps (exit {:?})\n{}",
+            "{name}: `ps {}` with {env:?} differs\n--- ps (exit {:?})\n{}{}--- nps (exit {:?})\n{}{}",
             args.join(" "),
-            before.1,
+            before.2,
             String::from_utf8_lossy(&before.0),
-            ours.1,
-            String::from_utf8_lossy(&ours.0)
+            String::from_utf8_lossy(&before.1),
+            ours.2,
+            String::from_utf8_lossy(&ours.0),
+            String::from_utf8_lossy(&ours.1)
         ));
     }
     Err(format!(
         "{name}: ps output never settled for `{}`",
         args.join(" ")
     ))
+}
+
+fn compare(name: &str, args: &[String], env: &[(&str, &str)]) -> Result<(), String> {
+    compare_listing(name, args, env, None)
 }
 
 /// The same comparison with stdout on a 50-column terminal: util-linux
@@ -353,6 +427,9 @@ fn main() {
     let argv: Vec<String> = std::env::args().collect();
     if argv.get(1).map(String::as_str) == Some("--sleeper-threads") {
         sleeper_threads(argv.get(2).and_then(|n| n.parse().ok()).unwrap_or(3));
+    }
+    if argv.get(1).map(String::as_str) == Some(namespace::FLAG) {
+        namespace::inner_main();
     }
     assert!(
         Path::new(PS).exists(),
@@ -543,7 +620,17 @@ fn main() {
         }
     }
     drop(fx);
-    println!("{} passed, {failed} failed", results.len() - failed);
+    let mut passed = results.len() - failed;
+    match namespace::outer() {
+        Some((p, f)) => {
+            passed += p;
+            failed += f;
+        }
+        None => println!(
+            "note: the namespace suite (every-process forms) needs root and util-linux unshare: not run"
+        ),
+    }
+    println!("{passed} passed, {failed} failed");
     if failed > 0 {
         std::process::exit(1);
     }

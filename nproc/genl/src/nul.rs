@@ -4,7 +4,7 @@
 //! bytes each. A byte loop was 8% of nps's decode under TCG; `memchr`,
 //! which replaced it, spends most of its ~70 instructions per call
 //! choosing and setting up a vector search that ends in the first vector
-//! (callgrind of `cargo bench -p nproc --bench dump`: 137 instructions per
+//! (callgrind of `cargo bench -p nps --bench dump`: 137 instructions per
 //! task for the two). Eight bytes at a time in a general register
 //! saves about half of that on such strings (`fill_task` 1,081 -> 1,015
 //! instructions per task in the same bench).

@@ -162,6 +162,10 @@ pub struct Ctx<'a> {
     pub names: &'a mut Names,
     /// `seconds_since_1970`, taken once per run.
     pub now: i64,
+    /// The tree drawn before command columns (`-H`, `f`, `--forest`).
+    pub forest: super::forest::Forest,
+    /// BSD `e`: the environment after command columns.
+    pub environ: bool,
 }
 
 impl Kind {
@@ -251,6 +255,28 @@ impl Kind {
         max_rightward: usize,
         out: &mut Vec<u8>,
     ) -> usize {
+        if (ctx.forest.active() || ctx.environ) && matches!(self, Kind::Comm | Kind::Args) {
+            // pr_comm(), pr_args(): the art first, then the command in the
+            // room left, then (BSD e) a blank and the environment while
+            // more than one cell is left.
+            let art = ctx.forest.art(max_rightward, out);
+            let forest = std::mem::take(&mut ctx.forest);
+            let environ = std::mem::replace(&mut ctx.environ, false);
+            let used = self.render(t, ctx, max_rightward - art, out);
+            ctx.forest = forest;
+            ctx.environ = environ;
+            let mut room = max_rightward - art - used;
+            let mut extra = 0;
+            if environ && room > 1 {
+                let env = environ_line(t, ctx.charset);
+                if env != b"-" {
+                    out.push(b' ');
+                    room -= 1;
+                    extra = 1 + ps_escape(out, &env, OUTBUF_SIZE, room, ctx.charset);
+                }
+            }
+            return art + used + extra;
+        }
         let mut buf = [0; SHORT];
         if let Some(n) = self.render_short(t, ctx, max_rightward, &mut buf) {
             out.extend_from_slice(&buf[..n]);
@@ -307,6 +333,9 @@ impl Kind {
         max_rightward: usize,
         buf: &mut [u8; SHORT],
     ) -> Option<usize> {
+        if (ctx.forest.active() || ctx.environ) && matches!(self, Kind::Comm | Kind::Args) {
+            return None;
+        }
         let mut cell = Short::new(buf);
         // Most columns are one number: printed by one inlined copy of the
         // digit loop.
@@ -515,6 +544,45 @@ fn bracketed_c_locale(t: &Task, cells: usize, out: &mut Vec<u8>) -> usize {
     out.len() - start
 }
 
+/// read_unvectored() (library/readproc.c) of a file's first `n` bytes
+/// (n > 0), then libproc2's escape: NULs and newlines before the trailing
+/// NULs become spaces, a last space is dropped.
+fn unvectored(raw: &[u8], charset: Charset) -> Vec<u8> {
+    let n = raw.len();
+    let mut dst = raw.to_vec();
+    let mut i = n;
+    while i > 0 && dst[i - 1] == 0 {
+        i -= 1;
+    }
+    for b in &mut dst[..i] {
+        if *b == b'\n' || *b == 0 {
+            *b = b' ';
+        }
+    }
+    if dst[n - 1] == b' ' {
+        dst[n - 1] = 0;
+    }
+    lib_escape(&dst, CMDLINE_MAX, charset)
+}
+
+/// fill_environ_cvt() (library/readproc.c): the environment as
+/// [`unvectored`] makes it, or `-` when there is none (or it could not be
+/// read).
+pub fn environ_line(t: &Task, charset: Charset) -> Vec<u8> {
+    let raw = t.environ.as_deref().unwrap_or_default();
+    let n = raw.len().min(CMDLINE_MAX - 1);
+    let line = if n == 0 {
+        Vec::new()
+    } else {
+        unvectored(&raw[..n], charset)
+    };
+    if line.is_empty() {
+        b"-".to_vec()
+    } else {
+        line
+    }
+}
+
 /// fill_cmdline_cvt() (library/readproc.c): the command line with NULs and
 /// newlines as spaces (`read_unvectored()`), escaped; `[comm]` when there
 /// is none; `?` when that is empty too.
@@ -527,20 +595,7 @@ pub fn command_line(t: &Task, charset: Charset) -> Vec<u8> {
         let comm = lib_escape(&t.comm, 64, charset);
         bracketed_command(&comm, t.state == b'Z', CMDLINE_MAX, charset)
     } else {
-        let mut dst = raw[..n].to_vec();
-        let mut i = n;
-        while i > 0 && dst[i - 1] == 0 {
-            i -= 1;
-        }
-        for b in &mut dst[..i] {
-            if *b == b'\n' || *b == 0 {
-                *b = b' ';
-            }
-        }
-        if dst[n - 1] == b' ' {
-            dst[n - 1] = 0;
-        }
-        lib_escape(&dst, CMDLINE_MAX, charset)
+        unvectored(&raw[..n], charset)
     };
     if line.is_empty() {
         b"?".to_vec()

@@ -21,7 +21,7 @@ const SPACE_AMOUNT: i64 = 144;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Column {
     /// Header text.
-    pub name: String,
+    pub name: Vec<u8>,
     /// Width.
     pub width: usize,
     /// Justification.
@@ -366,7 +366,7 @@ fn general_cell(
     let mut amount = match task {
         Some(t) => col.kind.render(t, ctx, room.max_rightward, buf),
         None => {
-            buf.extend_from_slice(col.name.as_bytes());
+            buf.extend_from_slice(&col.name);
             buf.len()
         }
     };
@@ -444,7 +444,7 @@ mod tests {
     fn col(spec: &str) -> Column {
         let d = lookup(spec).unwrap();
         Column {
-            name: d.head.to_string(),
+            name: d.head.into(),
             width: d.width,
             just: d.just,
             kind: d.kind,
@@ -636,7 +636,8 @@ mod tests {
                 charset: if utf8 { Charset::Utf8 } else { Charset::Bytes },
                 tty: &mut tty,
                 names: &mut names,
-                now: 1_800_000_000,
+                now: 1_800_000_000, forest: Default::default(),
+        environ: false,
             };
             let (mut short, mut general) = (b"x".to_vec(), b"x".to_vec());
             for task in [None, Some(&t), Some(&t)] {

@@ -4,6 +4,8 @@ pub mod charset;
 pub mod clock;
 pub mod columns;
 pub mod escape;
+pub mod forest;
+pub mod known;
 pub mod layout;
 pub mod names;
 pub mod short;
@@ -31,6 +33,8 @@ pub(crate) fn with_test_ctx<R>(global: &crate::Global, f: impl FnOnce(&mut Ctx<'
         tty: &mut tty,
         names: &mut names,
         now: 0,
+        forest: Default::default(),
+        environ: false,
     };
     f(&mut ctx)
 }

@@ -1,8 +1,8 @@
-//! Building the column list: `-o` lists (src/ps/sortformat.c
-//! `format_parse()` and `do_one_spec()`) and the default formats
-//! (`generate_sysv_list()`).
+//! Single specifiers and macros: src/ps/sortformat.c `do_one_spec()` for
+//! the columns nps prints, and output.c's `macro_array`.
 
-use super::columns::lookup;
+use super::columns::{lookup, Just, COLUMNS};
+use super::known::{known, Just as KJust, Known};
 use super::layout::Column;
 
 /// procps_pid_length(): the digits of pid_max, 5 when unknown.
@@ -10,282 +10,238 @@ pub fn pid_length(pid_max: Option<u64>) -> usize {
     pid_max.map_or(5, |m| m.to_string().len())
 }
 
-/// do_one_spec(): one column, its width widened to pid_max's digits for
-/// PID-like columns and to a header override's length.
-pub fn one_spec(spec: &str, header: Option<&str>, pid_len: usize) -> Option<Column> {
+/// do_one_spec() for a column nps prints: the column (its width at least
+/// a header override's length) and whether it is `CF_PIDMAX` (widened to
+/// pid_max's digits once known). `None` when nps has no such column.
+pub fn one_spec(spec: &str, header: Option<&[u8]>) -> Option<(Column, bool)> {
     let def = lookup(spec)?;
     let w1 = if def.pidmax {
-        pid_len.max(def.head.len())
+        def.head.len()
     } else {
         def.width
     };
     let (name, width) = match header {
-        Some(h) => (h.to_string(), w1.max(h.len())),
-        None => (def.head.to_string(), w1),
+        Some(h) => (h.to_vec(), w1.max(h.len())),
+        None => (def.head.into(), w1),
     };
-    Some(Column {
+    let col = Column {
         name,
         width,
         just: def.just,
         kind: def.kind,
-    })
+    };
+    Some((col, def.pidmax))
 }
 
-fn is_sep(b: u8) -> bool {
-    matches!(b, b' ' | b',' | b'\t' | b'\n')
-}
-
-/// format_parse(): a list of `spec[:width][=header]` items separated by
-/// blanks or commas; one trailing separator is allowed. Only the last item's
-/// header may contain separators. The error text is procps's.
-pub fn parse_list(list: &str, pid_len: usize) -> Result<Vec<Column>, String> {
-    let bytes = list.as_bytes();
-    // Count items; a separator where an item is due (or an empty list) is
-    // "improper".
-    let mut need_item = true;
-    let mut items = 0;
-    let mut i = 0;
-    loop {
-        let b = bytes.get(i).copied().unwrap_or(0);
-        if b == 0 || is_sep(b) {
-            if need_item {
-                return Err("improper format list".into());
-            }
-            need_item = true;
-        } else {
-            if need_item {
-                items += 1;
-            }
-            need_item = false;
-        }
-        i += 1;
-        if i >= bytes.len() {
-            break;
-        }
-    }
-    let mut buf = list;
-    if need_item {
-        buf = &list[..list.len() - 1];
-    }
-    let mut out = Vec::new();
-    let mut walk = Some(buf);
-    while items > 0 {
-        items -= 1;
-        let Some(w) = walk else {
-            return Err("improper format list".into());
-        };
-        let sep = w.bytes().position(is_sep);
-        let (item, rest) = match sep {
-            Some(p) if items > 0 => (&w[..p], Some(&w[p + 1..])),
-            Some(p) => (w, Some(&w[p + 1..])),
-            None => (w, None),
-        };
-        let (name_part, header) = match item.split_once('=') {
-            Some((n, h)) => (n, Some(h)),
-            None => (item, None),
-        };
-        let (spec, width) = match name_part.split_once(':') {
-            Some((s, wd)) => {
-                let ok = !wd.is_empty()
-                    && wd.bytes().all(|b| b.is_ascii_digit())
-                    && !wd.starts_with('0');
-                let n: usize = if ok { wd.parse().unwrap_or(0) } else { 0 };
-                if n == 0 {
-                    return Err("column widths must be unsigned decimal numbers".into());
-                }
-                (s, Some(n))
-            }
-            None => (name_part, None),
-        };
-        let mut col = one_spec(spec, header, pid_len)
-            .ok_or_else(|| format!("unknown user-defined format specifier \"{spec}\""))?;
-        if let Some(n) = width {
-            col.width = n;
-        }
-        out.push(col);
-        walk = rest;
-    }
-    Ok(out)
-}
-
-/// BSD `u` (`bsd_u_format` = "OL_u" in src/ps/global.c).
-pub fn bsd_user_list(pid_len: usize) -> Vec<Column> {
-    [
-        "user",
-        "pid",
-        "pcpu",
-        "pmem",
-        "vsz",
-        "rss",
-        "tname",
-        "stat",
-        "start_time",
-        "bsdtime",
-        "args",
-    ]
-    .into_iter()
-    .map(|s| one_spec(s, None, pid_len).expect("OL_u columns are in the table"))
-    .collect()
-}
-
-/// The standard-syntax format options that shape the default list.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SysvFlags {
-    /// `-f`: full format.
-    pub full: bool,
-    /// `-l`: long format.
-    pub long: bool,
-}
-
-/// The format ps picks when no `-o` was given: `generate_sysv_list()`
-/// (src/ps/sortformat.c) for the default personality, without the -F, -c,
-/// -j, -y, -P, -M modifiers nps does not take. It pushes columns onto the
-/// front of the list, so it is written here backwards too.
-pub fn default_list(bsd: bool, flags: SysvFlags, lwp: bool, pid_len: usize) -> Vec<Column> {
-    let (f, l) = (flags.full, flags.long);
-    let mut rev: Vec<&str> = Vec::new();
-    if bsd {
-        rev.push(if f || l { "cmd" } else { "args" });
-        rev.push("bsdtime");
-        if !l {
-            rev.push("stat");
-        }
+/// do_one_spec() for a `format_array` row nps has no row of its own for,
+/// but whose printer it has under another specifier (`atime` prints as
+/// `time`, `tty8` as `tname`, every `pr_nop` row as `-`): the column as
+/// the row describes it, and its `CF_PIDMAX`.
+pub fn by_printer(row: &Known, header: Option<&[u8]>) -> Option<(Column, bool)> {
+    let kind = COLUMNS
+        .iter()
+        .find(|c| known(c.spec).is_some_and(|k| k.printer == row.printer))?
+        .kind;
+    let just = match row.just {
+        KJust::R => Just::Right,
+        KJust::L => Just::Left,
+        KJust::U => Just::Unlimited,
+        KJust::N => Just::User,
+        KJust::W => Just::Wchan,
+        KJust::S => return None,
+    };
+    let w1 = if row.pidmax {
+        row.head.len()
     } else {
-        rev.push(if f { "cmd" } else { "ucmd" });
-        rev.push("time");
-    }
-    rev.push("tname");
-    if f {
-        rev.push("stime");
-    }
-    if l {
-        rev.extend(["wchan", "sz", "addr_1", "ni", "opri"]);
-    }
-    if lwp && f {
-        rev.push("nlwp");
-    }
-    if f || l {
-        rev.push("c");
-    }
-    if lwp {
-        rev.push("lwp");
-    }
-    if f || l {
-        rev.push("ppid");
-    }
-    rev.push("pid");
-    if f {
-        rev.push("uid_hack");
-    } else if l {
-        rev.push("uid");
-    }
-    if l {
-        rev.extend(["s", "f"]);
-    }
-    rev.into_iter()
-        .rev()
-        .map(|s| one_spec(s, None, pid_len).expect("default columns are in the table"))
-        .collect()
+        row.width
+    };
+    let (name, width) = match header {
+        Some(h) => (h.to_vec(), w1.max(h.len())),
+        None => (row.head.into(), w1),
+    };
+    Some((
+        Column {
+            name,
+            width,
+            just,
+            kind,
+        },
+        row.pidmax,
+    ))
+}
+
+/// macro_array: a format name standing for a list of specifiers.
+pub fn macro_spec(name: &str) -> Option<&'static str> {
+    const MACROS: &[(&str, &str)] = &[
+        ("DFMT", "pid,tname,state,cputime,cmd"),
+        ("DefBSD", "pid,tname,stat,bsdtime,args"),
+        ("DefSysV", "pid,tname,time,cmd"),
+        ("END_BSD", "state,tname,cputime,comm"),
+        ("END_SYS5", "state,tname,time,command"),
+        ("F5FMT", "uname,pid,ppid,c,start,tname,time,cmd"),
+        ("FB_", "pid,tt,stat,time,command"),
+        ("FB_j", "user,pid,ppid,pgid,sess,jobc,stat,tt,time,command"),
+        (
+            "FB_l",
+            "uid,pid,ppid,cpu,pri,nice,vsz,rss,wchan,stat,tt,time,command",
+        ),
+        (
+            "FB_u",
+            "user,pid,pcpu,pmem,vsz,rss,tt,stat,start,time,command",
+        ),
+        (
+            "FB_v",
+            "pid,stat,time,sl,re,pagein,vsz,rss,lim,tsiz,pcpu,pmem,command",
+        ),
+        ("FD_", "pid,tty,time,comm"),
+        ("FD_f", "user,pid,ppid,start_time,tty,time,comm"),
+        ("FD_fj", "user,pid,ppid,start_time,tty,time,pgid,sid,comm"),
+        ("FD_j", "pid,tty,time,pgid,sid,comm"),
+        (
+            "FD_l",
+            "flags,state,uid,pid,ppid,priority,nice,vsz,wchan,tty,time,comm",
+        ),
+        (
+            "FD_lj",
+            "flags,state,uid,pid,ppid,priority,nice,vsz,wchan,tty,time,pgid,sid,comm",
+        ),
+        (
+            "FL5FMT",
+            "f,state,uid,pid,ppid,pcpu,pri,nice,rss,wchan,start,time,command",
+        ),
+        ("FLASK_context", "pid,context,command"),
+        ("HP_", "pid,tty,time,comm"),
+        ("HP_f", "user,pid,ppid,cpu,stime,tty,time,args"),
+        (
+            "HP_fl",
+            "flags,state,user,pid,ppid,cpu,intpri,nice,addr,sz,wchan,stime,tty,time,args",
+        ),
+        (
+            "HP_l",
+            "flags,state,uid,pid,ppid,cpu,intpri,nice,addr,sz,wchan,tty,time,comm",
+        ),
+        ("J390", "pid,sid,pgrp,tname,atime,args"),
+        (
+            "JFMT",
+            "user,pid,ppid,pgid,sess,jobc,state,tname,cputime,command",
+        ),
+        (
+            "L5FMT",
+            "f,state,uid,pid,ppid,c,pri,nice,addr,sz,wchan,tt,time,ucmd",
+        ),
+        (
+            "LFMT",
+            "uid,pid,ppid,cp,pri,nice,vsz,rss,wchan,state,tname,cputime,command",
+        ),
+        (
+            "OL_X",
+            "pid,start_stack,esp,eip,timeout,alarm,stat,tname,bsdtime,args",
+        ),
+        (
+            "OL_j",
+            "ppid,pid,pgid,sid,tname,tpgid,stat,uid,bsdtime,args",
+        ),
+        (
+            "OL_l",
+            "flags,uid,pid,ppid,priority,nice,vsz,rss,wchan,stat,tname,bsdtime,args",
+        ),
+        (
+            "OL_m",
+            "pid,tname,majflt,minflt,m_trs,m_drs,m_size,m_swap,rss,m_share,vm_lib,m_dt,args",
+        ),
+        (
+            "OL_s",
+            "uid,pid,pending,sig_block,sig_ignore,caught,stat,tname,bsdtime,args",
+        ),
+        (
+            "OL_u",
+            "user,pid,pcpu,pmem,vsz,rss,tname,stat,start_time,bsdtime,args",
+        ),
+        (
+            "OL_v",
+            "pid,tname,stat,bsdtime,maj_flt,m_trs,m_drs,rss,pmem,args",
+        ),
+        ("RD_", "pid,tname,state,bsdtime,comm"),
+        ("RD_f", "uid,pid,ppid,start_time,tname,bsdtime,args"),
+        (
+            "RD_fj",
+            "uid,pid,ppid,start_time,tname,bsdtime,pgid,sid,args",
+        ),
+        ("RD_j", "pid,tname,state,bsdtime,pgid,sid,comm"),
+        (
+            "RD_l",
+            "flags,state,uid,pid,ppid,priority,nice,wchan,tname,bsdtime,comm",
+        ),
+        (
+            "RD_lj",
+            "flags,state,uid,pid,ppid,priority,nice,wchan,tname,bsdtime,pgid,sid,comm",
+        ),
+        (
+            "RUSAGE",
+            "minflt,majflt,nswap,inblock,oublock,msgsnd,msgrcv,nsigs,nvcsw,nivcsw",
+        ),
+        ("SCHED", "user,pcpu,pri,usrpri,nice,psxpri,psr,policy,pset"),
+        (
+            "SFMT",
+            "uid,pid,cursig,sig,sigmask,sigignore,sigcatch,stat,tname,command",
+        ),
+        ("Std_f", "uid_hack,pid,ppid,c,stime,tname,time,cmd"),
+        (
+            "Std_fl",
+            "f,s,uid_hack,pid,ppid,c,opri,ni,addr,sz,wchan,stime,tname,time,cmd",
+        ),
+        (
+            "Std_l",
+            "f,s,uid,pid,ppid,c,opri,ni,addr,sz,wchan,tname,time,ucmd",
+        ),
+        ("THREAD", "user,pcpu,pri,scnt,wchan,usertime,systime"),
+        (
+            "UFMT",
+            "uname,pid,pcpu,pmem,vsz,rss,tt,state,start,time,command",
+        ),
+        (
+            "VFMT",
+            "pid,tt,state,time,sl,pagein,vsz,rss,pcpu,pmem,command",
+        ),
+    ];
+    MACROS
+        .binary_search_by(|(n, _)| n.as_bytes().cmp(name.as_bytes()))
+        .ok()
+        .map(|i| MACROS[i].1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn names(cols: &[Column]) -> Vec<(String, usize)> {
-        cols.iter().map(|c| (c.name.clone(), c.width)).collect()
+    /// by_printer() relies on nps's columns printing by their printer
+    /// alone: two rows with one printer have one kind.
+    #[test]
+    fn a_printer_is_one_kind() {
+        for a in COLUMNS {
+            for b in COLUMNS {
+                let (pa, pb) = (known(a.spec).unwrap(), known(b.spec).unwrap());
+                if pa.printer == pb.printer {
+                    assert_eq!(a.kind, b.kind, "{} {}", a.spec, b.spec);
+                }
+            }
+        }
     }
 
     #[test]
-    fn lists_and_overrides() {
-        let c = parse_list("pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan", 7).unwrap();
-        assert_eq!(c.len(), 11);
-        assert_eq!(c[0].width, 7);
-        assert_eq!(c[3].width, 5);
-        let c = parse_list("pid:3,comm=NAME_OF_IT_ALL_LONG", 5).unwrap();
-        assert_eq!(
-            names(&c),
-            vec![("PID".into(), 3), ("NAME_OF_IT_ALL_LONG".into(), 19)]
-        );
-        // procps counts the blanks of a header as separators, so even a
-        // lone "comm=NAME OF IT" fails (as `ps -o 'comm=NAME OF IT'` does).
-        assert_eq!(
-            parse_list("comm=NAME OF IT", 5).unwrap_err(),
-            "unknown user-defined format specifier \"OF\""
-        );
-        let c = parse_list("pid comm,", 5).unwrap();
-        assert_eq!(c.len(), 2);
-        let c = parse_list("pid=", 5).unwrap();
-        assert_eq!(names(&c), vec![("".into(), 5)]);
-    }
-
-    #[test]
-    fn errors_say_which() {
-        assert_eq!(
-            parse_list("pid,bogus", 5).unwrap_err(),
-            "unknown user-defined format specifier \"bogus\""
-        );
-        assert_eq!(
-            parse_list("pid,,comm", 5).unwrap_err(),
-            "improper format list"
-        );
-        assert_eq!(parse_list("", 5).unwrap_err(), "improper format list");
-        assert_eq!(
-            parse_list("pid:0", 5).unwrap_err(),
-            "column widths must be unsigned decimal numbers"
-        );
-        // A header with a separator ends the list only when it is last.
-        assert_eq!(
-            parse_list("comm=A B,pid", 5).unwrap_err(),
-            "unknown user-defined format specifier \"B\""
-        );
-    }
-
-    #[test]
-    fn defaults() {
-        let n = |v: Vec<Column>| v.into_iter().map(|c| c.name).collect::<Vec<_>>().join(" ");
-        let none = SysvFlags::default();
-        let f = SysvFlags {
-            full: true,
-            long: false,
-        };
-        let l = SysvFlags {
-            full: false,
-            long: true,
-        };
-        let fl = SysvFlags {
-            full: true,
-            long: true,
-        };
-        assert_eq!(
-            n(default_list(true, none, false, 5)),
-            "PID TTY STAT TIME COMMAND"
-        );
-        assert_eq!(n(default_list(false, none, false, 5)), "PID TTY TIME CMD");
-        assert_eq!(
-            n(default_list(false, none, true, 5)),
-            "PID LWP TTY TIME CMD"
-        );
-        assert_eq!(
-            n(default_list(false, f, false, 5)),
-            "UID PID PPID C STIME TTY TIME CMD"
-        );
-        assert_eq!(
-            n(default_list(false, f, true, 5)),
-            "UID PID PPID LWP C NLWP STIME TTY TIME CMD"
-        );
-        assert_eq!(
-            n(default_list(false, l, false, 5)),
-            "F S UID PID PPID C PRI NI ADDR SZ WCHAN TTY TIME CMD"
-        );
-        assert_eq!(
-            n(default_list(false, fl, false, 5)),
-            "F S UID PID PPID C PRI NI ADDR SZ WCHAN STIME TTY TIME CMD"
-        );
-        assert_eq!(
-            n(bsd_user_list(5)),
-            "USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND"
-        );
+    fn specs_and_macros() {
+        let (c, pidmax) = one_spec("pid", None).unwrap();
+        assert!(pidmax && c.width == 3);
+        let (c, _) = one_spec("comm", Some(b"NAME_OF_IT_ALL_LONG")).unwrap();
+        assert_eq!((&c.name[..], c.width), (&b"NAME_OF_IT_ALL_LONG"[..], 19));
+        assert!(one_spec("label", None).is_none());
+        let (c, _) = by_printer(known("atime").unwrap(), None).unwrap();
+        assert_eq!((c.kind, c.width), (crate::render::Kind::Time, 8));
+        let (c, _) = by_printer(known("acflag").unwrap(), None).unwrap();
+        assert_eq!(c.kind, crate::render::Kind::Nop);
+        assert!(by_printer(known("pss").unwrap(), None).is_none());
+        assert_eq!(macro_spec("OL_u").map(|m| m.split(',').count()), Some(11));
+        assert!(macro_spec("OL_q").is_none());
         assert_eq!(pid_length(Some(4194304)), 7);
         assert_eq!(pid_length(None), 5);
     }
