@@ -14,6 +14,8 @@
 # the default layout only, and steps 2 and 4, done in the boot on the
 # host's clock, are left out.
 #
+# 0. nps against /bin/ps, every form of nproc/client/guest/parity.sh, on
+#    the nproc source (host clock only).
 # 1. The population: ksym_many's kthreads sleeping in the module, then
 #    processes and threads sleeping in core code.
 # 2. Parity: `nps ax` (and the -eo columns) equal to a `/bin/ps ax` run
@@ -270,6 +272,14 @@ on_host_clock() {
 	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS clock=$CLOCK"
 	# jiffies (10 ms steps) unless xtask/src/guest_clock.rs could give the TSC's rate
 	echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	# nps against /bin/ps on the nproc source, every form parity.sh knows
+	# (nproc/client/guest/parity.sh), before the population: a few dozen
+	# tasks keep each ps run short under TCG.
+	if [ "$CLOCK" != icount ]; then
+		PARITY_TRIES=10 sh /bin/nps-parity.sh /bin/nps /bin/ps > /tmp/nps-parity 2>&1 ||
+			fail "nps parity (nps-parity lines)"
+		sed 's/^/nps-parity: /' /tmp/nps-parity
+	fi
 	insmod /lib/modules/ksym_many.ko nr_threads=$KTHREADS || fail "insmod ksym_many"
 	kfast-nproc-guest tasks $PROCS $THREADED $THREADS /tmp/ready &
 	i=0

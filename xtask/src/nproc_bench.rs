@@ -107,7 +107,7 @@ impl Clock {
 /// busybox applets the init script uses.
 const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "cat", "echo", "sleep", "stty", "sed", "grep", "sync", "cmp", "diff",
-    "head", "wc", "cut", "true",
+    "head", "wc", "cut", "true", "awk", "mktemp", "rm", "sort", "id",
 ];
 /// Debian's procps `ps`, called by this path in the guest too.
 const PROCPS: &str = "/bin/ps";
@@ -610,6 +610,8 @@ pub fn run(opts: &Options) -> Result<u8> {
     let helper = initramfs::build_static("xtask", "kfast-nproc-guest")?;
     let nps = initramfs::build_static("nps", "nps")?;
     let guest = initramfs::build_static("nproc-guest", "nproc-guest")?;
+    // nps against /bin/ps over every form it knows, on the nproc source.
+    let parity = env::repo_root().join("nproc/client/guest/parity.sh");
     let initrd = initramfs::pack_with(
         &initramfs::Spec {
             init: "kernel/guest/nproc-bench-init.sh",
@@ -619,6 +621,7 @@ pub fn run(opts: &Options) -> Result<u8> {
                 ("kfast-nproc-guest", &helper),
                 ("nps", &nps),
                 ("nproc-guest", &guest),
+                ("nps-parity.sh", &parity),
             ],
             modules: &kos,
             out: "nproc-bench-initramfs.cpio",
