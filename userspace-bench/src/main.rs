@@ -94,16 +94,18 @@ fn main() -> ExitCode {
             };
             resolve::run(&root, &addrs, form)
         }
-        Some(Command::Capture { from, dir }) => kallsyms_fast::parse::Machine::capture(&from, &dir)
-            .map(|s| {
-                eprintln!(
-                    "kallsyms-bench: captured {} files, {} bytes into {}",
-                    s.files,
-                    s.bytes,
-                    dir.display()
-                )
-            })
-            .map_err(|e| e.to_string()),
+        Some(Command::Capture { from, dir }) => {
+            kallsyms_mirror::parse::Machine::capture(&from, &dir)
+                .map(|s| {
+                    eprintln!(
+                        "kallsyms-bench: captured {} files, {} bytes into {}",
+                        s.files,
+                        s.bytes,
+                        dir.display()
+                    )
+                })
+                .map_err(|e| e.to_string())
+        }
         Some(Command::Shim(args)) => shim::run(&args),
         Some(Command::Bench { root, json, quick }) => {
             bench::run(&bench::Options { root, json, quick })

@@ -17,7 +17,7 @@ pub struct VendorLine {
     /// Directory in the kernel tree that receives the crate's `src/`.
     pub tree_dir: String,
     /// Paths under `src/` (files or directories) left out: the parts of a
-    /// crate the kernel build never compiles (`-parse`, `-mirror.rs`).
+    /// crate the kernel build never compiles (`-tests.rs`).
     pub exclude: Vec<String>,
 }
 
