@@ -22,10 +22,14 @@
 //!
 //! A failed KUnit case, a missing step, kernel trouble on the console or a
 //! permission difference fails the run; the numbers are printed, never
-//! asserted.
+//! asserted. A passing run writes them to
+//! `bench/results/YYYY-MM-DD-fast-uml.json` (results.rs), where `cargo
+//! xtask patches` reads the series' measured numbers.
 
 use crate::uml::{self, Uml};
-use crate::{env, fast, initramfs, kunit_counts, modules, shim_test, Result};
+use crate::{
+    env, fast, initramfs, kunit_counts, linux_source, modules, results, shim_test, Result,
+};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -128,6 +132,12 @@ pub fn run(o: &Options) -> Result<u8> {
     fails.extend(check_generation(&read(&out, "generation")));
     eprintln!("fast-uml-test: results in {}", out.display());
     if fails.is_empty() {
+        // Only a passing run's numbers go where the series reads them.
+        let file = write_results(&out, &boot.console)?;
+        eprintln!(
+            "fast-uml-test: numbers in {} (`cargo xtask patches` puts them in the series)",
+            file.display()
+        );
         eprintln!("fast-uml-test: PASS in {:.1?}", t.elapsed());
         Ok(0)
     } else {
@@ -138,6 +148,20 @@ pub fn run(o: &Options) -> Result<u8> {
         );
         Ok(1)
     }
+}
+
+/// `bench/results/<today>-fast-uml.json` from the run's bench table, boot
+/// log and KUnit summaries.
+fn write_results(out: &Path, console: &str) -> Result<PathBuf> {
+    let mut v = results::Values::new();
+    results::parse_bench(&read(out, "bench"), &mut v);
+    results::parse_console(console, &mut v);
+    for run in ["boot", "module", "after"] {
+        results::parse_kunit(run, &read(out, &format!("kunit-{run}")), &mut v);
+    }
+    let kernel = linux_source::makefile_version(&env::patched_src())?;
+    let root = env::repo_root();
+    results::write(&root.join("bench/results"), &root, &kernel, &v)
 }
 
 fn read(dir: &Path, name: &str) -> String {

@@ -43,6 +43,7 @@ mod nproc_bench;
 mod nproc_uml;
 mod patches;
 mod qemu;
+mod results;
 mod run;
 mod seed;
 mod setup;
