@@ -1,0 +1,267 @@
+//! Measured numbers in the series' texts come from a results file.
+//!
+//! A message or the cover letter writes a measured number as a template,
+//! `{{FMT:EXPR}}` or `{{FMT>WIDTH:EXPR}}`, filled from the newest
+//! `bench/results/*-fast-uml.json` (the file `cargo xtask fast-uml-test`
+//! writes; see `bench/results/README.md`). The generated series carries the
+//! numbers, so `patches --check` fails when the committed series was made
+//! from other results than the newest file (or from hand-copied numbers).
+//!
+//! - EXPR is `KEY`, `KEY/KEY` or `KEY/NUMBER`: a key of the results file's
+//!   `values`, divided by another key or a literal (a ratio, a unit).
+//! - FMT: `n` an integer (rounded), `c` an integer with thousands commas,
+//!   `f1`/`f2` one or two decimals, `x` a ratio as the series writes them
+//!   (one decimal below 100, an integer from 100).
+//! - `>WIDTH` right-aligns the number in WIDTH columns (tables).
+//!
+//! An unknown key, a malformed template, a division by zero or a
+//! template without a results file is an error naming the file and line.
+
+use crate::Result;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The file kind `fast-uml-test` writes: `YYYY-MM-DD-fast-uml.json`.
+pub const KIND_SUFFIX: &str = "-fast-uml.json";
+
+/// The values of one results file, and where they came from.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// The file (for messages).
+    pub file: PathBuf,
+    /// `values`: key -> number.
+    pub values: BTreeMap<String, f64>,
+}
+
+impl Results {
+    /// Parses a results file's text: a JSON object whose `values` member
+    /// maps keys to numbers.
+    pub fn parse(text: &str, file: &Path) -> Result<Results> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
+        let obj = v
+            .get("values")
+            .and_then(|v| v.as_object())
+            .ok_or_else(|| format!("{}: no \"values\" object", file.display()))?;
+        let mut values = BTreeMap::new();
+        for (k, v) in obj {
+            let n = v
+                .as_f64()
+                .ok_or_else(|| format!("{}: value {k:?} is not a number", file.display()))?;
+            values.insert(k.clone(), n);
+        }
+        Ok(Results {
+            file: file.to_path_buf(),
+            values,
+        })
+    }
+
+    /// The newest `*-fast-uml.json` in `dir` (file names start with the
+    /// date, so the greatest name is the newest), if any.
+    pub fn latest(dir: &Path) -> Result<Option<Results>> {
+        let Ok(rd) = fs::read_dir(dir) else {
+            return Ok(None);
+        };
+        let newest = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(KIND_SUFFIX))
+            })
+            .max();
+        let Some(file) = newest else { return Ok(None) };
+        let text = fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        Results::parse(&text, &file).map(Some)
+    }
+
+    fn operand(&self, s: &str) -> std::result::Result<f64, String> {
+        if let Ok(n) = s.parse::<f64>() {
+            return Ok(n);
+        }
+        self.values.get(s).copied().ok_or_else(|| {
+            format!(
+                "no value {s:?} in {} (keys: see bench/results/README.md)",
+                self.file.display()
+            )
+        })
+    }
+
+    /// One template's text, without the braces: `FMT[>W]:EXPR`.
+    fn eval(&self, t: &str) -> std::result::Result<String, String> {
+        let (spec, expr) = t
+            .split_once(':')
+            .ok_or_else(|| format!("template {{{{{t}}}}} has no ':'"))?;
+        let (fmt, width) = match spec.split_once('>') {
+            Some((f, w)) => (
+                f,
+                w.parse::<usize>()
+                    .map_err(|_| format!("template {{{{{t}}}}}: bad width {w:?}"))?,
+            ),
+            None => (spec, 0),
+        };
+        let value = match expr.split_once('/') {
+            Some((a, b)) => {
+                let d = self.operand(b.trim())?;
+                if d == 0.0 {
+                    return Err(format!("template {{{{{t}}}}} divides by zero"));
+                }
+                self.operand(a.trim())? / d
+            }
+            None => self.operand(expr.trim())?,
+        };
+        let s = match fmt {
+            "n" => format!("{:.0}", value),
+            "c" => commas(value.round() as i64),
+            "f1" => format!("{value:.1}"),
+            "f2" => format!("{value:.2}"),
+            "x" if value >= 99.95 => format!("{value:.0}"),
+            "x" => format!("{value:.1}"),
+            _ => return Err(format!("template {{{{{t}}}}}: unknown format {fmt:?}")),
+        };
+        Ok(format!("{s:>width$}"))
+    }
+}
+
+/// `n` with a comma every three digits.
+fn commas(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// Whether `text` holds a template.
+pub fn has_templates(text: &str) -> bool {
+    text.contains("{{")
+}
+
+/// Fills every template of `text` (read from `file`) from `results`.
+pub fn fill(text: &str, file: &Path, results: Option<&Results>) -> Result<String> {
+    let mut out = String::with_capacity(text.len());
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        let at = |e: String| format!("{}:{}: {e}", file.display(), n + 1);
+        let mut rest = line;
+        while let Some(start) = rest.find("{{") {
+            let end = rest[start..]
+                .find("}}")
+                .ok_or_else(|| at("unclosed {{".to_string()))?;
+            let results = results.ok_or_else(|| {
+                at(
+                    "a {{...}} number needs a results file: run `cargo xtask fast-uml-test` \
+                    (writes bench/results/YYYY-MM-DD-fast-uml.json)"
+                        .to_string(),
+                )
+            })?;
+            out.push_str(&rest[..start]);
+            out.push_str(&results.eval(&rest[start + 2..start + end]).map_err(at)?);
+            rest = &rest[start + end + 2..];
+        }
+        if rest.contains("}}") {
+            return Err(at("}} without {{".to_string()));
+        }
+        out.push_str(rest);
+    }
+    Ok(out)
+}
+
+/// The results for a series' texts: read once, on the first template.
+pub struct Lazy {
+    dir: PathBuf,
+    loaded: Option<Option<Results>>,
+}
+
+impl Lazy {
+    /// Results from the newest file of kind `fast-uml` in `dir`.
+    pub fn new(dir: PathBuf) -> Lazy {
+        Lazy { dir, loaded: None }
+    }
+
+    /// `text` with its templates filled (unchanged without templates, and
+    /// then no results file is needed).
+    pub fn fill(&mut self, text: &str, file: &Path) -> Result<String> {
+        if !has_templates(text) && !text.contains("}}") {
+            return Ok(text.to_string());
+        }
+        if self.loaded.is_none() {
+            self.loaded = Some(Results::latest(&self.dir)?);
+        }
+        fill(text, file, self.loaded.as_ref().and_then(|r| r.as_ref()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results() -> Results {
+        Results::parse(
+            r#"{"kind": "fast-uml", "values": {"a.stock_ns": 485, "a.fast_ns": 118,
+                "m.stock_ns": 173156, "m.fast_ns": 88, "i.bytes": 82402, "i.symbols": 34433,
+                "z": 0}}"#,
+            Path::new("r.json"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn fills_numbers_ratios_and_widths() {
+        let r = results();
+        let t = "core {{n>6:a.stock_ns}} -> {{n>4:a.fast_ns}} {{x>5:a.stock_ns/a.fast_ns}}x\n\
+                 module {{c:m.stock_ns}} {{x:m.stock_ns/m.fast_ns}}x\n\
+                 {{f2:i.bytes/i.symbols}} per symbol, {{n:i.bytes/1000}} KB, {{c:i.symbols}}\n";
+        assert_eq!(
+            fill(t, Path::new("msg"), Some(&r)).unwrap(),
+            "core    485 ->  118   4.1x\nmodule 173,156 1968x\n2.39 per symbol, 82 KB, 34,433\n"
+        );
+        assert_eq!(
+            fill("no numbers\n", Path::new("m"), None).unwrap(),
+            "no numbers\n"
+        );
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let r = results();
+        let e = fill("x\n{{n:nope}}\n", Path::new("msg"), Some(&r)).unwrap_err();
+        assert!(e.starts_with("msg:2: no value \"nope\""), "{e}");
+        let e = fill("{{n:a.stock_ns/z}}\n", Path::new("m"), Some(&r)).unwrap_err();
+        assert!(e.contains("divides by zero"), "{e}");
+        let e = fill("{{q:a.stock_ns}}\n", Path::new("m"), Some(&r)).unwrap_err();
+        assert!(e.contains("unknown format"), "{e}");
+        let e = fill("{{n:a.stock_ns\n", Path::new("m"), Some(&r)).unwrap_err();
+        assert!(e.contains("unclosed"), "{e}");
+        let e = fill("{{n:a.stock_ns}}\n", Path::new("m"), None).unwrap_err();
+        assert!(
+            e.starts_with("m:1: a {{...}} number needs a results file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn newest_file_of_the_kind_wins() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |n: &str, v: u32| {
+            fs::write(d.path().join(n), format!(r#"{{"values": {{"k": {v}}}}}"#)).unwrap()
+        };
+        assert!(Results::latest(d.path()).unwrap().is_none());
+        w("2026-12-01-fast-uml.json", 1);
+        w("2026-12-03-fast-uml.json", 3);
+        w("2026-12-09-other.json", 9);
+        let r = Results::latest(d.path()).unwrap().unwrap();
+        assert_eq!(r.values["k"], 3.0);
+        assert!(r.file.ends_with("2026-12-03-fast-uml.json"));
+    }
+}
