@@ -179,3 +179,17 @@ fn overlapping_module_regions_resolve_like_the_scan() {
     m.sprint(Algo::Fast, BASE + 0x1800, true, &mut name, &mut b);
     assert_eq!(b.as_bytes(), b"older_fn+0x1800/0x3000 [older]");
 }
+
+/// `ModEntry` is 16 bytes, and a `u32` symtab index would not shrink it:
+/// the `u64` value's alignment pads `(u64, u32)` to 16 bytes too. Only a
+/// narrower value (an offset from the region base) would.
+#[test]
+fn mod_entry_is_16_bytes_and_u32_index_saves_nothing() {
+    #[allow(dead_code)]
+    struct WithU32Index {
+        value: u64,
+        index: u32,
+    }
+    assert_eq!(std::mem::size_of::<ModEntry>(), 16);
+    assert_eq!(std::mem::size_of::<WithU32Index>(), 16);
+}

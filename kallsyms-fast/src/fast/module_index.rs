@@ -19,7 +19,8 @@ use crate::module::{
 pub struct ModEntry {
     /// `kallsyms_symbol_value()`.
     pub value: u64,
-    /// Symtab index.
+    /// Symtab index. A `u32` would not make the entry smaller: `value`'s
+    /// 8-byte alignment pads it to 16 bytes either way.
     pub index: u64,
 }
 
