@@ -20,8 +20,8 @@
 //! core crate's `FastCore::lookup_into()` or a module index has written
 //! the name at the start of the buffer.
 
-use kallsyms_fast_shared::format::{sprint_into, Hit, MODULE_NAME_LEN};
 use kallsyms_fast::KSYM_NAME_LEN;
+use kallsyms_fast_shared::format::{sprint_into, Hit, MODULE_NAME_LEN};
 
 use crate::mod_index::{self, ModAnswer};
 use crate::{shim, Shim};
