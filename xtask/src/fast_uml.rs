@@ -161,7 +161,13 @@ fn write_results(out: &Path, console: &str) -> Result<PathBuf> {
     }
     let kernel = linux_source::makefile_version(&env::patched_src())?;
     let root = env::repo_root();
-    results::write(&root.join("bench/results"), &root, &kernel, &v)
+    results::write(
+        &results::FAST_UML,
+        &root.join("bench/results"),
+        &root,
+        &kernel,
+        &v,
+    )
 }
 
 fn read(dir: &Path, name: &str) -> String {

@@ -1,7 +1,8 @@
-//! `bench/results/YYYY-MM-DD-fast-uml.json`: the numbers of one passing
-//! `cargo xtask fast-uml-test` run, machine-readable, for the series'
-//! texts (`patches` fills their `{{...}}` numbers from the newest file).
-//! The format is documented in `bench/results/README.md`.
+//! `bench/results/YYYY-MM-DD-<kind>.json`: the numbers of one passing
+//! run of `cargo xtask fast-uml-test` (kind `fast-uml`) or `nproc-uml-test`
+//! (kind `nproc-uml`), machine-readable, for the series' texts (`patches`
+//! fills their `{{...}}` numbers from the newest file of each kind). The
+//! format is documented in `bench/results/README.md`.
 
 use crate::Result;
 use std::collections::BTreeMap;
@@ -159,14 +160,81 @@ fn today() -> Result<String> {
     Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
+/// What a kind's file says about where its numbers come from.
+#[derive(Debug, Clone, Copy)]
+pub struct Kind {
+    /// `fast-uml`, `nproc-uml`: the file name's and `kind`'s.
+    pub name: &'static str,
+    /// The command that wrote it.
+    pub tool: &'static str,
+    /// What it measured on.
+    pub machine: &'static str,
+}
+
+/// `cargo xtask fast-uml-test`.
+pub const FAST_UML: Kind = Kind {
+    name: "fast-uml",
+    tool: "cargo xtask fast-uml-test",
+    machine: "User-Mode Linux (ARCH=um, kernel/uml.config + kernel/fast-kernel.config), native speed, ksym_many loaded",
+};
+
+/// `cargo xtask nproc-uml-test`.
+pub const NPROC_UML: Kind = Kind {
+    name: "nproc-uml",
+    tool: "cargo xtask nproc-uml-test",
+    machine: "User-Mode Linux (ARCH=um, kernel/uml.config + kernel/fast-kernel.config), native speed, 1,025 sleeping processes",
+};
+
+/// nproc's in-kernel benchmark (`/sys/kernel/debug/nproc/bench`, as the
+/// job prints it): `<label>: <scope> <fields>: N tasks x P passes: M
+/// ns/task median, B ns/task best pass, X bytes/task, ...` as
+/// `bench.<label>.{tasks,passes,median_ns,best_ns,bytes_per_task}`, the
+/// label lower-cased with every run of other characters than letters and
+/// digits turned into one `-` ("wchan, kallsyms_fast off" ->
+/// `wchan-kallsyms-fast-off`).
+pub fn parse_nproc_bench(text: &str, v: &mut Values) {
+    for l in text.lines() {
+        let Some((label, rest)) = l.split_once(": ") else {
+            continue;
+        };
+        let Some((_, nums)) = rest.split_once(": ") else {
+            continue;
+        };
+        let mut slug = String::new();
+        for c in label.chars() {
+            if c.is_ascii_alphanumeric() {
+                slug.push(c.to_ascii_lowercase());
+            } else if !slug.ends_with('-') {
+                slug.push('-');
+            }
+        }
+        let slug = slug.trim_matches('-');
+        let w: Vec<&str> = nums.split_whitespace().collect();
+        for (i, s) in w.iter().enumerate() {
+            let Some(n) = int(s) else { continue };
+            let next = w.get(i + 1).copied().unwrap_or("");
+            let after = w.get(i + 2).copied().unwrap_or("");
+            let key = match (next, after) {
+                ("tasks", _) => "tasks",
+                ("passes:", _) | ("passes,", _) | ("passes", _) => "passes",
+                ("ns/task", "median,") => "median_ns",
+                ("ns/task", "best") => "best_ns",
+                ("bytes/task,", _) | ("bytes/task", _) => "bytes_per_task",
+                _ => continue,
+            };
+            v.insert(format!("bench.{slug}.{key}"), n);
+        }
+    }
+}
+
 /// The results file's text.
-pub fn render(date: &str, commit: &str, kernel: &str, values: &Values) -> String {
+pub fn render(kind: &Kind, date: &str, commit: &str, kernel: &str, values: &Values) -> String {
     let doc = serde_json::json!({
-        "kind": "fast-uml",
+        "kind": kind.name,
         "date": date,
         "commit": commit,
-        "tool": "cargo xtask fast-uml-test",
-        "machine": "User-Mode Linux (ARCH=um, kernel/uml.config + kernel/fast-kernel.config), native speed, ksym_many loaded",
+        "tool": kind.tool,
+        "machine": kind.machine,
         "kernel": kernel,
         "values": values,
     });
@@ -175,12 +243,19 @@ pub fn render(date: &str, commit: &str, kernel: &str, values: &Values) -> String
     s
 }
 
-/// Writes `dir/<today>-fast-uml.json` (replacing a run of the same day)
+/// Writes `dir/<today>-<kind>.json` (replacing a run of the same day)
 /// and returns its path.
-pub fn write(dir: &Path, root: &Path, kernel: &str, values: &Values) -> Result<PathBuf> {
+pub fn write(
+    kind: &Kind,
+    dir: &Path,
+    root: &Path,
+    kernel: &str,
+    values: &Values,
+) -> Result<PathBuf> {
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let path = dir.join(format!("{}-fast-uml.json", today()?));
-    let text = render(&today()?, &commit(root), kernel, values);
+    let date = today()?;
+    let path = dir.join(format!("{date}-{}.json", kind.name));
+    let text = render(kind, &date, &commit(root), kernel, values);
     fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
 }
@@ -247,10 +322,28 @@ module-sorted   4096    184706        66         0    2798.57       0.00    0
     }
 
     #[test]
+    fn nproc_bench_lines() {
+        let mut v = Values::new();
+        parse_nproc_bench(
+            "wchan: processes tgid,wchan: 1025 tasks x 20 passes: 169 ns/task median, 161 ns/task best pass, 67 bytes/task, 341 tasks/chunk\n\
+             wchan, kallsyms_fast off: processes tgid,wchan: 1025 tasks x 20 passes: 1059 ns/task median, 781 ns/task best pass, 67 bytes/task, 341 tasks/chunk\n\
+             bench: PASS (numbers above, never compared)\n",
+            &mut v,
+        );
+        assert_eq!(v["bench.wchan.tasks"], 1025);
+        assert_eq!(v["bench.wchan.passes"], 20);
+        assert_eq!(v["bench.wchan.median_ns"], 169);
+        assert_eq!(v["bench.wchan.best_ns"], 161);
+        assert_eq!(v["bench.wchan.bytes_per_task"], 67);
+        assert_eq!(v["bench.wchan-kallsyms-fast-off.median_ns"], 1059);
+        assert_eq!(v.len(), 10);
+    }
+
+    #[test]
     fn rendered_file_is_what_patches_reads() {
         let mut v = Values::new();
         parse_bench(BENCH, &mut v);
-        let text = render("2026-12-03", "abc", "6.12.118", &v);
+        let text = render(&FAST_UML, "2026-12-03", "abc", "6.12.118", &v);
         let j: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(j["kind"], "fast-uml");
         assert_eq!(j["values"]["bench.core-uniform.stock_ns"], 448);

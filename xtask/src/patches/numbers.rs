@@ -2,13 +2,16 @@
 //!
 //! A message or the cover letter writes a measured number as a template,
 //! `{{FMT:EXPR}}` or `{{FMT>WIDTH:EXPR}}`, filled from the newest
-//! `bench/results/*-fast-uml.json` (the file `cargo xtask fast-uml-test`
-//! writes; see `bench/results/README.md`). The generated series carries the
-//! numbers, so `patches --check` fails when the committed series was made
-//! from other results than the newest file (or from hand-copied numbers).
+//! `bench/results/*-<kind>.json` (the files `cargo xtask fast-uml-test`
+//! and `nproc-uml-test` write; see `bench/results/README.md`). The
+//! generated series carries the numbers, so `patches --check` fails when
+//! the committed series was made from other results than the newest files
+//! (or from hand-copied numbers).
 //!
-//! - EXPR is `KEY`, `KEY/KEY` or `KEY/NUMBER`: a key of the results file's
-//!   `values`, divided by another key or a literal (a ratio, a unit).
+//! - EXPR is `KEY`, `KEY/KEY` or `KEY/NUMBER`: a key of a results file's
+//!   `values`, divided by another key or a literal (a ratio, a unit). A
+//!   key is read from the newest `fast-uml` file, or written `KIND::KEY`
+//!   (`nproc-uml::bench.wchan.median_ns`) from the newest file of KIND.
 //! - FMT: `n` an integer (rounded), `c` an integer with thousands commas,
 //!   `f1`/`f2` one or two decimals, `x` a ratio as the series writes them
 //!   (one decimal below 100, an integer from 100).
@@ -22,8 +25,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The file kind `fast-uml-test` writes: `YYYY-MM-DD-fast-uml.json`.
-pub const KIND_SUFFIX: &str = "-fast-uml.json";
+/// The kind of a key without `KIND::`: `fast-uml-test`'s
+/// `YYYY-MM-DD-fast-uml.json`.
+pub const DEFAULT_KIND: &str = "fast-uml";
 
 /// The values of one results file, and where they came from.
 #[derive(Debug, Clone)]
@@ -57,9 +61,10 @@ impl Results {
         })
     }
 
-    /// The newest `*-fast-uml.json` in `dir` (file names start with the
+    /// The newest `*-<kind>.json` in `dir` (file names start with the
     /// date, so the greatest name is the newest), if any.
-    pub fn latest(dir: &Path) -> Result<Option<Results>> {
+    pub fn latest(dir: &Path, kind: &str) -> Result<Option<Results>> {
+        let suffix = format!("-{kind}.json");
         let Ok(rd) = fs::read_dir(dir) else {
             return Ok(None);
         };
@@ -69,7 +74,7 @@ impl Results {
             .filter(|p| {
                 p.file_name()
                     .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with(KIND_SUFFIX))
+                    .is_some_and(|n| n.ends_with(&suffix) && n.len() == 10 + suffix.len())
             })
             .max();
         let Some(file) = newest else { return Ok(None) };
@@ -78,20 +83,67 @@ impl Results {
         Results::parse(&text, &file).map(Some)
     }
 
-    fn operand(&self, s: &str) -> std::result::Result<f64, String> {
-        if let Ok(n) = s.parse::<f64>() {
-            return Ok(n);
-        }
-        self.values.get(s).copied().ok_or_else(|| {
+    /// The value of `key`.
+    fn get(&self, key: &str) -> std::result::Result<f64, String> {
+        self.values.get(key).copied().ok_or_else(|| {
             format!(
-                "no value {s:?} in {} (keys: see bench/results/README.md)",
+                "no value {key:?} in {} (keys: see bench/results/README.md)",
                 self.file.display()
             )
         })
     }
+}
 
+/// Where a template's keys are read: kind -> that kind's newest results.
+pub type Sources<'a> = BTreeMap<String, Option<&'a Results>>;
+
+/// A key's kind and name: `KIND::KEY`, or [`DEFAULT_KIND`].
+fn split_kind(key: &str) -> (&str, &str) {
+    key.split_once("::").unwrap_or((DEFAULT_KIND, key))
+}
+
+/// A number or a key's value.
+fn operand(src: &Sources<'_>, s: &str) -> std::result::Result<f64, String> {
+    if let Ok(n) = s.parse::<f64>() {
+        return Ok(n);
+    }
+    let (kind, key) = split_kind(s);
+    match src.get(kind) {
+        Some(Some(r)) => r.get(key),
+        _ => Err(format!(
+            "a {{{{...}}}} number needs a {kind} results file: run `cargo xtask {kind}-test` \
+             (writes bench/results/YYYY-MM-DD-{kind}.json)"
+        )),
+    }
+}
+
+/// The kinds `text`'s templates read (empty without templates).
+fn kinds(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let Some(end) = rest[start..].find("}}") else {
+            break;
+        };
+        let t = &rest[start + 2..start + end];
+        let expr = t.split_once(':').map_or("", |(_, e)| e);
+        for op in expr.split('/') {
+            let op = op.trim();
+            if op.parse::<f64>().is_err() {
+                let k = split_kind(op).0.to_string();
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+            }
+        }
+        rest = &rest[start + end + 2..];
+    }
+    out
+}
+
+impl Results {
     /// One template's text, without the braces: `FMT[>W]:EXPR`.
-    fn eval(&self, t: &str) -> std::result::Result<String, String> {
+    fn eval(src: &Sources<'_>, t: &str) -> std::result::Result<String, String> {
         let (spec, expr) = t
             .split_once(':')
             .ok_or_else(|| format!("template {{{{{t}}}}} has no ':'"))?;
@@ -105,13 +157,13 @@ impl Results {
         };
         let value = match expr.split_once('/') {
             Some((a, b)) => {
-                let d = self.operand(b.trim())?;
+                let d = operand(src, b.trim())?;
                 if d == 0.0 {
                     return Err(format!("template {{{{{t}}}}} divides by zero"));
                 }
-                self.operand(a.trim())? / d
+                operand(src, a.trim())? / d
             }
-            None => self.operand(expr.trim())?,
+            None => operand(src, expr.trim())?,
         };
         let s = match fmt {
             "n" => format!("{:.0}", value),
@@ -148,8 +200,8 @@ pub fn has_templates(text: &str) -> bool {
     text.contains("{{")
 }
 
-/// Fills every template of `text` (read from `file`) from `results`.
-pub fn fill(text: &str, file: &Path, results: Option<&Results>) -> Result<String> {
+/// Fills every template of `text` (read from `file`) from `src`.
+pub fn fill(text: &str, file: &Path, src: &Sources<'_>) -> Result<String> {
     let mut out = String::with_capacity(text.len());
     for (n, line) in text.split_inclusive('\n').enumerate() {
         let at = |e: String| format!("{}:{}: {e}", file.display(), n + 1);
@@ -158,15 +210,8 @@ pub fn fill(text: &str, file: &Path, results: Option<&Results>) -> Result<String
             let end = rest[start..]
                 .find("}}")
                 .ok_or_else(|| at("unclosed {{".to_string()))?;
-            let results = results.ok_or_else(|| {
-                at(
-                    "a {{...}} number needs a results file: run `cargo xtask fast-uml-test` \
-                    (writes bench/results/YYYY-MM-DD-fast-uml.json)"
-                        .to_string(),
-                )
-            })?;
             out.push_str(&rest[..start]);
-            out.push_str(&results.eval(&rest[start + 2..start + end]).map_err(at)?);
+            out.push_str(&Results::eval(src, &rest[start + 2..start + end]).map_err(at)?);
             rest = &rest[start + end + 2..];
         }
         if rest.contains("}}") {
@@ -177,16 +222,20 @@ pub fn fill(text: &str, file: &Path, results: Option<&Results>) -> Result<String
     Ok(out)
 }
 
-/// The results for a series' texts: read once, on the first template.
+/// The results for a series' texts: each kind read once, on the first
+/// template that needs it.
 pub struct Lazy {
     dir: PathBuf,
-    loaded: Option<Option<Results>>,
+    loaded: BTreeMap<String, Option<Results>>,
 }
 
 impl Lazy {
-    /// Results from the newest file of kind `fast-uml` in `dir`.
+    /// Results from the newest file of each kind in `dir`.
     pub fn new(dir: PathBuf) -> Lazy {
-        Lazy { dir, loaded: None }
+        Lazy {
+            dir,
+            loaded: BTreeMap::new(),
+        }
     }
 
     /// `text` with its templates filled (unchanged without templates, and
@@ -195,10 +244,18 @@ impl Lazy {
         if !has_templates(text) && !text.contains("}}") {
             return Ok(text.to_string());
         }
-        if self.loaded.is_none() {
-            self.loaded = Some(Results::latest(&self.dir)?);
+        for kind in kinds(text) {
+            if !self.loaded.contains_key(&kind) {
+                let r = Results::latest(&self.dir, &kind)?;
+                self.loaded.insert(kind, r);
+            }
         }
-        fill(text, file, self.loaded.as_ref().and_then(|r| r.as_ref()))
+        let src: Sources<'_> = self
+            .loaded
+            .iter()
+            .map(|(k, r)| (k.clone(), r.as_ref()))
+            .collect();
+        fill(text, file, &src)
     }
 }
 
@@ -216,18 +273,25 @@ mod tests {
         .unwrap()
     }
 
+    fn src(r: &Results) -> Sources<'_> {
+        let mut s = Sources::new();
+        s.insert(DEFAULT_KIND.to_string(), Some(r));
+        s
+    }
+
     #[test]
     fn fills_numbers_ratios_and_widths() {
         let r = results();
+        let src = src(&r);
         let t = "core {{n>6:a.stock_ns}} -> {{n>4:a.fast_ns}} {{x>5:a.stock_ns/a.fast_ns}}x\n\
                  module {{c:m.stock_ns}} {{x:m.stock_ns/m.fast_ns}}x\n\
                  {{f2:i.bytes/i.symbols}} per symbol, {{n:i.bytes/1000}} KB, {{c:i.symbols}}\n";
         assert_eq!(
-            fill(t, Path::new("msg"), Some(&r)).unwrap(),
+            fill(t, Path::new("msg"), &src).unwrap(),
             "core    485 ->  118   4.1x\nmodule 173,156 1968x\n2.39 per symbol, 82 KB, 34,433\n"
         );
         assert_eq!(
-            fill("no numbers\n", Path::new("m"), None).unwrap(),
+            fill("no numbers\n", Path::new("m"), &Sources::new()).unwrap(),
             "no numbers\n"
         );
     }
@@ -235,19 +299,22 @@ mod tests {
     #[test]
     fn errors_name_file_line_and_key() {
         let r = results();
-        let e = fill("x\n{{n:nope}}\n", Path::new("msg"), Some(&r)).unwrap_err();
+        let src = src(&r);
+        let e = fill("x\n{{n:nope}}\n", Path::new("msg"), &src).unwrap_err();
         assert!(e.starts_with("msg:2: no value \"nope\""), "{e}");
-        let e = fill("{{n:a.stock_ns/z}}\n", Path::new("m"), Some(&r)).unwrap_err();
+        let e = fill("{{n:a.stock_ns/z}}\n", Path::new("m"), &src).unwrap_err();
         assert!(e.contains("divides by zero"), "{e}");
-        let e = fill("{{q:a.stock_ns}}\n", Path::new("m"), Some(&r)).unwrap_err();
+        let e = fill("{{q:a.stock_ns}}\n", Path::new("m"), &src).unwrap_err();
         assert!(e.contains("unknown format"), "{e}");
-        let e = fill("{{n:a.stock_ns\n", Path::new("m"), Some(&r)).unwrap_err();
+        let e = fill("{{n:a.stock_ns\n", Path::new("m"), &src).unwrap_err();
         assert!(e.contains("unclosed"), "{e}");
-        let e = fill("{{n:a.stock_ns}}\n", Path::new("m"), None).unwrap_err();
+        let e = fill("{{n:a.stock_ns}}\n", Path::new("m"), &Sources::new()).unwrap_err();
         assert!(
-            e.starts_with("m:1: a {{...}} number needs a results file"),
+            e.starts_with("m:1: a {{...}} number needs a fast-uml results file"),
             "{e}"
         );
+        let e = fill("{{n:nproc-uml::w}}\n", Path::new("m"), &src).unwrap_err();
+        assert!(e.contains("needs a nproc-uml results file"), "{e}");
     }
 
     #[test]
@@ -256,12 +323,23 @@ mod tests {
         let w = |n: &str, v: u32| {
             fs::write(d.path().join(n), format!(r#"{{"values": {{"k": {v}}}}}"#)).unwrap()
         };
-        assert!(Results::latest(d.path()).unwrap().is_none());
+        assert!(Results::latest(d.path(), "fast-uml").unwrap().is_none());
         w("2026-12-01-fast-uml.json", 1);
         w("2026-12-03-fast-uml.json", 3);
         w("2026-12-09-other.json", 9);
-        let r = Results::latest(d.path()).unwrap().unwrap();
+        w("2026-12-10-nproc-uml.json", 10);
+        let r = Results::latest(d.path(), "fast-uml").unwrap().unwrap();
         assert_eq!(r.values["k"], 3.0);
         assert!(r.file.ends_with("2026-12-03-fast-uml.json"));
+        let r = Results::latest(d.path(), "nproc-uml").unwrap().unwrap();
+        assert_eq!(r.values["k"], 10.0);
+        // Kinds are whole: "uml" is not a suffix of "fast-uml" files.
+        assert!(Results::latest(d.path(), "uml").unwrap().is_none());
+        let mut lazy = Lazy::new(d.path().to_path_buf());
+        assert_eq!(
+            lazy.fill("{{n:k}} {{n:nproc-uml::k}}\n", Path::new("m"))
+                .unwrap(),
+            "3 10\n"
+        );
     }
 }
