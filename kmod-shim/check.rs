@@ -6,7 +6,7 @@
 use core::ffi::c_int;
 use core::fmt::Write;
 
-use kallsyms_fast::format::KSYM_SYMBOL_LEN;
+use kallsyms_fast_shared::format::KSYM_SYMBOL_LEN;
 use kernel::prelude::*;
 
 use crate::errno;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The loader's input: `<symbol> <hex address>` lines, one per name the
-//! module needs (the list is `kallsyms_fast::loader`, shared with
+//! module needs (the list is `kallsyms_fast_shared::loader`, shared with
 //! `kallsyms-bench shim load`).
 
 use core::fmt::{self, Write};
@@ -10,7 +10,7 @@ use crate::text::Text;
 use kernel::prelude::*;
 
 // The loader's symbols, shared with `kallsyms-bench shim load`.
-pub(crate) use kallsyms_fast::loader::{
+pub(crate) use kallsyms_fast_shared::loader::{
     FUNCTION_SYMBOLS as FUNC_SYMS, NUM_LOADER_SYMBOLS, SECTION_SYMBOLS as SECTION_SYMS,
     TABLE_SYMBOLS as TABLE_SYMS,
 };

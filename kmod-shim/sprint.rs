@@ -15,13 +15,13 @@
 //! the caller's `KSYM_SYMBOL_LEN` buffer, so the extra stack is small. The
 //! only deferred work, a module index build, is not queued from NMI.
 //!
-//! The text is the core crate's: `kallsyms_fast::format::sprint_into()`,
+//! The text is kallsyms-fast-shared's: `kallsyms_fast_shared::format::sprint_into()`,
 //! the very writer the userspace differential suites test, after the
 //! core crate's `FastCore::lookup_into()` or a module index has written
 //! the name at the start of the buffer.
 
-use kallsyms_fast::format::{sprint_into, Hit, MODULE_NAME_LEN};
 use kallsyms_fast::KSYM_NAME_LEN;
+use kallsyms_fast_shared::format::{sprint_into, Hit, MODULE_NAME_LEN};
 
 use crate::mod_index::{self, ModAnswer};
 use crate::{shim, Shim};

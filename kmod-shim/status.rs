@@ -6,7 +6,7 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
 use crate::text::Text;
-use kallsyms_fast::format::SliceWriter;
+use kallsyms_fast_shared::format::SliceWriter;
 
 use crate::mod_index;
 use crate::notify::MODULE_EVENTS;

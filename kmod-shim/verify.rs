@@ -8,8 +8,8 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
 use kallsyms_fast::fast::{build_addr_index, AddrIndexLayout};
-use kallsyms_fast::format::KSYM_SYMBOL_LEN;
 use kallsyms_fast::{KallsymsTables, Sections};
+use kallsyms_fast_shared::format::KSYM_SYMBOL_LEN;
 use kernel::bindings;
 use kernel::prelude::*;
 

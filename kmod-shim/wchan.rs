@@ -6,8 +6,8 @@
 use core::ffi::c_int;
 
 use kallsyms_fast::cache::DefaultWchanCache;
-use kallsyms_fast::format::SliceWriter;
 use kallsyms_fast::KSYM_NAME_LEN;
+use kallsyms_fast_shared::format::SliceWriter;
 use kernel::prelude::*;
 
 use crate::errno;

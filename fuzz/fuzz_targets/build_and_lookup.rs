@@ -3,10 +3,10 @@
 //! the fast path must give the mainline port's answers.
 #![no_main]
 
-use kallsyms_fast::build::{compress, read_nm, CompressOptions};
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{Algo, Mirror};
-use kallsyms_fast::name::NameBuf;
+use kallsyms_mirror::build::{compress, read_nm, CompressOptions};
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{Algo, Mirror};
+use kallsyms_mirror::name::NameBuf;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,14 +1,14 @@
-//! Arbitrary bytes into every text parser of `kallsyms_fast::parse`: no
+//! Arbitrary bytes into every text parser of `kallsyms_mirror::parse`: no
 //! input may panic, and accepted input must satisfy the documented
 //! invariants.
 #![no_main]
 
 use std::path::Path;
 
-use kallsyms_fast::parse::{
+use kallsyms_mirror::parse::{
     parse_module_layout, parse_nm, parse_proc_modules, parse_section_address, ProcKallsyms,
 };
-use kallsyms_fast::KSYM_NAME_LEN;
+use kallsyms_mirror::KSYM_NAME_LEN;
 use libfuzzer_sys::fuzz_target;
 
 fn name_ok(name: &[u8]) -> bool {

@@ -20,9 +20,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{Algo, Mirror};
-use kallsyms_fast::name::NameBuf;
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{Algo, Mirror};
+use kallsyms_mirror::name::NameBuf;
 use libfuzzer_sys::fuzz_target;
 
 // The loader `kallsyms-bench resolve` uses, compiled here unchanged (the

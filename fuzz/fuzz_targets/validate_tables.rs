@@ -26,18 +26,18 @@
 //! from the op bytes), about a hundred times faster.
 #![no_main]
 
-use kallsyms_fast::build::{compress, read_nm, CompressOptions};
-use kallsyms_fast::fast::{
+use kallsyms_fast_tests::token_tables;
+use kallsyms_mirror::build::{compress, read_nm, CompressOptions};
+use kallsyms_mirror::fast::{
     build_addr_index, build_name_index, AddrIndex, AddrIndexLayout, FastCore, NameIndex,
     NameIndexLayout, TokenSlots,
 };
-use kallsyms_fast::linear::Linear;
-use kallsyms_fast::mainline::Mainline;
-use kallsyms_fast::mirror::sections_from_symbols;
-use kallsyms_fast::name::{expand_symbol, NameBuf};
-use kallsyms_fast::owned::{OwnedTables, RawSymbol};
-use kallsyms_fast::{KallsymsTables, Sections, KSYM_NAME_LEN};
-use kallsyms_fast_tests::token_tables;
+use kallsyms_mirror::linear::Linear;
+use kallsyms_mirror::mainline::Mainline;
+use kallsyms_mirror::mirror::sections_from_symbols;
+use kallsyms_mirror::name::{expand_symbol, NameBuf};
+use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
+use kallsyms_mirror::{KallsymsTables, Sections, KSYM_NAME_LEN};
 use libfuzzer_sys::fuzz_target;
 
 const BUILD: u8 = 0x80;
@@ -238,7 +238,7 @@ fn check(raw: &Raw) {
     let name_order = view.check_name_order(|pos| addr.name_offset(&view, pos));
     assert_eq!(
         name_order,
-        view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos)),
+        view.check_name_order(|pos| kallsyms_mirror::name::record_offset(&view, pos)),
         "name order through the index and the walk"
     );
     let tokens = TokenSlots::new(&view).expect("valid table: tokens in bounds");

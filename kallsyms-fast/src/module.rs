@@ -96,38 +96,3 @@ pub struct ModuleHit {
     /// `addr - bestval`.
     pub offset: u64,
 }
-
-/// `find_kallsyms_symbol()`, a linear scan of the whole symtab, exactly as
-/// 6.12 does it.
-pub fn find_kallsyms_symbol<S: ModuleSymtab + ?Sized>(
-    symtab: &S,
-    layout: &ModuleLayout,
-    addr: u64,
-    all_symbols: bool,
-) -> Option<ModuleHit> {
-    let region = region_for(layout, addr, all_symbols)?;
-    let mut nextval = region.base.wrapping_add(region.size);
-    let mut bestval = region.base.wrapping_sub(1);
-    let mut best = 0usize;
-    for i in 1..symtab.num_symtab() {
-        if !symbol_is_candidate(symtab, i) {
-            continue;
-        }
-        let thisval = symtab.value(i);
-        if thisval <= addr && thisval > bestval {
-            best = i;
-            bestval = thisval;
-        }
-        if thisval > addr && thisval < nextval {
-            nextval = thisval;
-        }
-    }
-    if best == 0 {
-        return None;
-    }
-    Some(ModuleHit {
-        index: best,
-        size: nextval.wrapping_sub(bestval),
-        offset: addr.wrapping_sub(bestval),
-    })
-}

@@ -145,14 +145,6 @@ fn name_tokens<'a>(
     })
 }
 
-/// `kallsyms_get_symbol_type()`: the type character of the record at `off`.
-#[inline]
-pub fn symbol_type(t: &KallsymsTables<'_>, off: usize) -> Option<u8> {
-    let (data, _) = t.record_at(off)?;
-    let first = *t.names.get(data)?;
-    t.token(first)?.first().copied()
-}
-
 /// Compares `name` with the expanded name of the record at `off`, token by
 /// token, stopping at the first difference (no expansion into a buffer).
 /// Returns `None` for a malformed record.

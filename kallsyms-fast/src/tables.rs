@@ -87,7 +87,7 @@ impl Sections {
     }
 
     /// The seven linker-symbol bounds, in the order of
-    /// [`loader::SECTION_SYMBOLS`](crate::loader::SECTION_SYMBOLS) (`_stext`,
+    /// `kallsyms_fast_shared::loader::SECTION_SYMBOLS` (`_stext`,
     /// `_etext`, `_sinittext`, `_einittext`, `_end`, `__init_begin`,
     /// `__init_end`): what a loader passes and a verifier probes.
     pub const fn bounds(&self) -> [u64; 7] {

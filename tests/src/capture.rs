@@ -3,14 +3,14 @@
 
 use std::path::Path;
 
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule};
-use kallsyms_fast::module::{MemRegion, ModuleLayout};
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::parse::layout::parse_module_layout;
-use kallsyms_fast::parse::machine::Machine;
-use kallsyms_fast::parse::regions::{machine_layouts, LayoutSource, DEFAULT_PAGE_SIZE};
-use kallsyms_fast::Sections;
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{Algo, Mirror, MirrorModule};
+use kallsyms_mirror::module::{MemRegion, ModuleLayout};
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::parse::layout::parse_module_layout;
+use kallsyms_mirror::parse::machine::Machine;
+use kallsyms_mirror::parse::regions::{machine_layouts, LayoutSource, DEFAULT_PAGE_SIZE};
+use kallsyms_mirror::Sections;
 
 use crate::plain_tables;
 

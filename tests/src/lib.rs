@@ -12,9 +12,9 @@
 
 pub mod capture;
 
-use kallsyms_fast::mirror::{Mirror, MirrorModule};
-use kallsyms_fast::owned::{OwnedTables, RawSymbol};
-use kallsyms_fast::{Sections, KSYM_NAME_LEN};
+use kallsyms_mirror::mirror::{Mirror, MirrorModule};
+use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
+use kallsyms_mirror::{Sections, KSYM_NAME_LEN};
 
 /// Whether `addr` is encoded as an absolute per-CPU value (`--absolute-percpu`).
 pub fn is_percpu(addr: u64) -> bool {

@@ -1,4 +1,4 @@
-//! Byte-identity of `kallsyms_fast::build` with Linux 6.12 `scripts/kallsyms`.
+//! Byte-identity of `kallsyms_mirror::build` with Linux 6.12 `scripts/kallsyms`.
 //!
 //! - Always: the checked-in golden inputs under `tests/golden/` must give
 //!   the SHA-256 (and spot-checked lines) of the real tool's output recorded
@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use kallsyms_fast::build::{compress, emit_asm, read_nm, CompressOptions};
-use kallsyms_fast::owned::RawSymbol;
+use kallsyms_mirror::build::{compress, emit_asm, read_nm, CompressOptions};
+use kallsyms_mirror::owned::RawSymbol;
 
 /// The flag combinations of `scripts/kallsyms` 6.12.
 const COMBOS: [(&str, bool, bool); 4] = [
@@ -566,7 +566,7 @@ fn check_round_trip(input: &[u8], all: bool, pcpu: bool, what: &str) {
     if !syms.iter().any(|s| s.name.is_empty()) {
         view.validate(&mut scratch)
             .unwrap_or_else(|e| panic!("{what}: invalid tables: {e}"));
-        view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos))
+        view.check_name_order(|pos| kallsyms_mirror::name::record_offset(&view, pos))
             .unwrap_or_else(|e| panic!("{what}: {e}"));
     }
 

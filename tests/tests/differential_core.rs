@@ -5,15 +5,15 @@
 //! (long tokens, merged tokens, records of one token), the rest the
 //! one-byte-per-token table.
 
-use kallsyms_fast::fast::{
+use kallsyms_fast_tests::{plain_tables, token_tables};
+use kallsyms_mirror::fast::{
     build_addr_index, build_name_index, AddrIndexLayout, FastCore, NameIndexLayout,
 };
-use kallsyms_fast::linear::Linear;
-use kallsyms_fast::mainline::Mainline;
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::owned::{OwnedTables, RawSymbol};
-use kallsyms_fast::Sections;
-use kallsyms_fast_tests::{plain_tables, token_tables};
+use kallsyms_mirror::linear::Linear;
+use kallsyms_mirror::mainline::Mainline;
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
+use kallsyms_mirror::Sections;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
@@ -127,14 +127,14 @@ fn build(k: &Kernel) -> Built {
     let mut scratch = vec![0u64; view.len().div_ceil(64)];
     view.validate(&mut scratch)
         .expect("generated table validates");
-    view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos))
+    view.check_name_order(|pos| kallsyms_mirror::name::record_offset(&view, pos))
         .expect("generated table is in name order");
     let al = AddrIndexLayout::for_table(&view, &k.sections);
     let mut buckets = vec![0; al.bucket_words];
     let mut deltas = vec![0; al.delta_words];
     build_addr_index(&view, al, &mut buckets, &mut deltas).expect("address index builds");
     let nl = NameIndexLayout::for_len(view.len());
-    let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
+    let tokens = kallsyms_mirror::fast::TokenSlots::new(&view).expect("tokens in bounds");
     let mut dir = vec![0; nl.directory_words];
     let mut entries = vec![0; nl.entry_words];
     let mut hashes = vec![0; view.len()];
@@ -222,12 +222,12 @@ proptest! {
 fn fast_core<'a>(
     b: &'a Built,
     sections: Sections,
-    tokens: &'a kallsyms_fast::fast::TokenSlots,
+    tokens: &'a kallsyms_mirror::fast::TokenSlots,
 ) -> FastCore<'a> {
     FastCore {
         tables: b.tables.view(),
         sections,
-        addr: kallsyms_fast::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
+        addr: kallsyms_mirror::fast::AddrIndex::from_parts(b.al, &b.buckets, &b.deltas),
         tokens,
     }
 }
@@ -238,9 +238,9 @@ fn fast_equals_mainline(k: &Kernel, extra: &[u64]) -> Result<(), TestCaseError> 
     let b = build(k);
     let view = b.tables.view();
     let main = Mainline::new(view, k.sections);
-    let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
+    let tokens = kallsyms_mirror::fast::TokenSlots::new(&view).expect("tokens in bounds");
     let fast = fast_core(&b, k.sections, &tokens);
-    let names = kallsyms_fast::fast::NameIndex::from_parts(b.nl, &b.dir, &b.entries);
+    let names = kallsyms_mirror::fast::NameIndex::from_parts(b.nl, &b.dir, &b.entries);
     let linear = Linear::new(view, k.sections);
     let (mut n1, mut n2, mut n3) = (NameBuf::new(), NameBuf::new(), NameBuf::new());
     for (i, addr) in probe_addresses(k, extra).into_iter().enumerate() {
@@ -336,7 +336,7 @@ fn token_tables_round_trip_and_use_long_tokens() {
         let view = t.view();
         let mut scratch = vec![0u64; view.len().div_ceil(64)];
         view.validate(&mut scratch).expect("token table validates");
-        view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos))
+        view.check_name_order(|pos| kallsyms_mirror::name::record_offset(&view, pos))
             .expect("token table is in name order");
         let main = Mainline::new(view, sections);
         let mut n = NameBuf::new();
@@ -414,7 +414,7 @@ fn address_tree_dense_runs_and_far_addresses() {
         assert!(b.al.levels >= 3, "three tree levels: {:?}", b.al);
         let view = b.tables.view();
         let main = Mainline::new(view, k.sections);
-        let tokens = kallsyms_fast::fast::TokenSlots::new(&view).expect("tokens in bounds");
+        let tokens = kallsyms_mirror::fast::TokenSlots::new(&view).expect("tokens in bounds");
         let fast = fast_core(&b, k.sections, &tokens);
         let (mut n1, mut n2) = (NameBuf::new(), NameBuf::new());
         let mut answered = 0;

@@ -3,11 +3,11 @@
 //! duplicates, undefined, unnamed and mapping symbols, and layouts with
 //! text, data and init regions.
 
-use kallsyms_fast::fast::{build_module_index, find_in_index, ModEntry};
-use kallsyms_fast::mirror::OwnedSymtab;
-use kallsyms_fast::module::{find_kallsyms_symbol, MemRegion, ModuleLayout, ModuleSymtab};
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::owned::RawSymbol;
+use kallsyms_mirror::fast::{build_module_index, find_in_index, ModEntry};
+use kallsyms_mirror::mirror::OwnedSymtab;
+use kallsyms_mirror::module::{find_kallsyms_symbol, MemRegion, ModuleLayout, ModuleSymtab};
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::owned::RawSymbol;
 use proptest::prelude::*;
 
 const BASE: u64 = 0xffff_ffff_c000_0000;
@@ -122,9 +122,9 @@ fn lowest_index_wins_and_region_bounds_size() {
 /// `resolve_machine` fuzz target.
 #[test]
 fn overlapping_module_regions_resolve_like_the_scan() {
-    use kallsyms_fast::format::SymbolBuf;
-    use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule};
-    use kallsyms_fast::Sections;
+    use kallsyms_mirror::format::SymbolBuf;
+    use kallsyms_mirror::mirror::{Algo, Mirror, MirrorModule};
+    use kallsyms_mirror::Sections;
 
     let text = 0xffff_ffff_8100_0000u64;
     let core = [RawSymbol {
@@ -178,4 +178,18 @@ fn overlapping_module_regions_resolve_like_the_scan() {
     }
     m.sprint(Algo::Fast, BASE + 0x1800, true, &mut name, &mut b);
     assert_eq!(b.as_bytes(), b"older_fn+0x1800/0x3000 [older]");
+}
+
+/// `ModEntry` is 16 bytes, and a `u32` symtab index would not shrink it:
+/// the `u64` value's alignment pads `(u64, u32)` to 16 bytes too. Only a
+/// narrower value (an offset from the region base) would.
+#[test]
+fn mod_entry_is_16_bytes_and_u32_index_saves_nothing() {
+    #[allow(dead_code)]
+    struct WithU32Index {
+        value: u64,
+        index: u32,
+    }
+    assert_eq!(std::mem::size_of::<ModEntry>(), 16);
+    assert_eq!(std::mem::size_of::<WithU32Index>(), 16);
 }

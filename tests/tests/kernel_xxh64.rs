@@ -1,6 +1,6 @@
 //! The name indexes hash the same in the kernel and in userspace.
 //!
-//! In the kernel build (`kernel-xxh64`), [`kallsyms_fast::fast::name_hash`]
+//! In the kernel build (`kernel-xxh64`), [`kallsyms_mirror::fast::name_hash`]
 //! calls the kernel's own `xxh64()` from `lib/xxhash.c`; in userspace it
 //! calls `xxhash_rust::xxh64::xxh64`. Both with seed 0. They must agree on
 //! every input, or the same tables would index differently in the two
@@ -27,8 +27,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use kallsyms_fast::build::read_nm;
-use kallsyms_fast::fast::name_hash;
+use kallsyms_mirror::build::read_nm;
+use kallsyms_mirror::fast::name_hash;
 
 /// What `lib/xxhash.c` and `include/linux/xxhash.h` need of the kernel's
 /// headers: the fixed-width types, `memcpy`/`memset` (from the C library),

@@ -2,10 +2,10 @@
 //! the 6.12 linear `__find_kallsyms_symbol_value()` scan, on symtabs with
 //! duplicate, undefined, empty and mapping-symbol names.
 
-use kallsyms_fast::fast::{build_module_name_index, module_name_index_capacity, NameIndexLayout};
-use kallsyms_fast::mirror::OwnedSymtab;
-use kallsyms_fast::module::ModuleSymtab;
-use kallsyms_fast::owned::RawSymbol;
+use kallsyms_mirror::fast::{build_module_name_index, module_name_index_capacity, NameIndexLayout};
+use kallsyms_mirror::mirror::OwnedSymtab;
+use kallsyms_mirror::module::ModuleSymtab;
+use kallsyms_mirror::owned::RawSymbol;
 use proptest::prelude::*;
 
 /// `__find_kallsyms_symbol_value()` (kernel/module/kallsyms.c, 6.12) up to

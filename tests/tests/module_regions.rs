@@ -5,11 +5,11 @@
 //! regions, a region wrapping past 2^64, symbols at the top of the address
 //! space, a base above every symbol.
 
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule};
-use kallsyms_fast::module::{MemRegion, ModuleLayout};
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::owned::RawSymbol;
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{Algo, Mirror, MirrorModule};
+use kallsyms_mirror::module::{MemRegion, ModuleLayout};
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::owned::RawSymbol;
 use proptest::prelude::*;
 
 const CORE: u64 = 0xffff_ffff_8100_0000;

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kallsyms_fast::parse::{read_nm, Machine, ModuleState, ParseErrorKind, ProcKallsyms};
+use kallsyms_mirror::parse::{read_nm, Machine, ModuleState, ParseErrorKind, ProcKallsyms};
 
 fn sample_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/parse/root")
@@ -41,7 +41,7 @@ fn live_kallsyms() -> (Vec<u8>, ProcKallsyms) {
     }
 }
 
-fn check_sorted(syms: &[kallsyms_fast::owned::RawSymbol]) {
+fn check_sorted(syms: &[kallsyms_mirror::owned::RawSymbol]) {
     assert!(syms.windows(2).all(|w| w[0].addr <= w[1].addr));
 }
 

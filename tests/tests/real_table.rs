@@ -12,11 +12,11 @@
 
 use std::io::Read;
 
-use kallsyms_fast::build::encode_kernel_order;
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{sections_from_symbols, Algo, Mirror};
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::parse::ProcKallsyms;
+use kallsyms_mirror::build::encode_kernel_order;
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{sections_from_symbols, Algo, Mirror};
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::parse::ProcKallsyms;
 
 /// The embedded sample: `/proc/kallsyms` of a Linux 6.18.44 x86_64 machine.
 fn sample_text() -> Vec<u8> {
@@ -55,7 +55,7 @@ fn fast_equals_mainline(text: &[u8], source: &str) {
         .any(|s| s.name == b"__per_cpu_start" && s.addr < sections.stext);
     let tables = encode_kernel_order(&core, abs, sections).expect("encodes");
     let view = tables.view();
-    view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos))
+    view.check_name_order(|pos| kallsyms_mirror::name::record_offset(&view, pos))
         .expect("the kernel-order encoder writes seqs_of_names in name order");
     let m = Mirror::new(tables, Vec::new()).expect("validates");
     let (mut n1, mut n2) = (NameBuf::new(), NameBuf::new());

@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kallsyms_fast::mirror::sections_from_symbols;
-use kallsyms_fast::parse::machine::Machine;
 use kallsyms_fast_tests::capture::{assert_derived_layouts, assert_resolves_as_kernel, mirror};
+use kallsyms_mirror::mirror::sections_from_symbols;
+use kallsyms_mirror::parse::machine::Machine;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/regions/guest-6.12.117")

@@ -8,15 +8,15 @@
 //! same through the mirror (`Algo::Sorted` against `Algo::Mainline`,
 //! module ownership and `%pS` formatting included).
 
-use kallsyms_fast::fast::sorted_symtab::{find_in_sorted, sort_symtab, sorted_symtab_capacity};
-use kallsyms_fast::fast::ModEntry;
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule, OwnedSymtab};
-use kallsyms_fast::module::{
+use kallsyms_mirror::fast::ModEntry;
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{Algo, Mirror, MirrorModule, OwnedSymtab};
+use kallsyms_mirror::module::{
     find_kallsyms_symbol, symbol_is_candidate, MemRegion, ModuleLayout, ModuleSymtab, MOD_TEXT,
 };
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::owned::RawSymbol;
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::owned::RawSymbol;
+use kallsyms_mirror::sorted_symtab::{find_in_sorted, sort_symtab, sorted_symtab_capacity};
 use proptest::prelude::*;
 
 const BASE: u64 = 0xffff_ffff_c000_0000;

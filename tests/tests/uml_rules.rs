@@ -4,11 +4,11 @@
 //! `_stext`; `VERSION { local: *; }`, so every type letter is lowercase; no
 //! per-CPU section; base 0x60000000).
 
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{sections_from_symbols, Algo, Mirror};
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::owned::RawSymbol;
 use kallsyms_fast_tests::plain_tables;
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{sections_from_symbols, Algo, Mirror};
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::owned::RawSymbol;
 
 use kallsyms_fast_tests::sym;
 

@@ -7,13 +7,13 @@
 //! full marker blocks and a partial one, big names, duplicate names) and
 //! breaks exactly one thing.
 
-use kallsyms_fast::fast::{build_addr_index, AddrIndexLayout};
-use kallsyms_fast::mainline::Mainline;
-use kallsyms_fast::mirror::{Algo, Mirror};
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::owned::{OwnedTables, RawSymbol};
-use kallsyms_fast::{KallsymsTables, Sections, TableError, KSYM_NAME_LEN};
 use kallsyms_fast_tests::token_tables;
+use kallsyms_mirror::fast::{build_addr_index, AddrIndexLayout};
+use kallsyms_mirror::mainline::Mainline;
+use kallsyms_mirror::mirror::{Algo, Mirror};
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
+use kallsyms_mirror::{KallsymsTables, Sections, TableError, KSYM_NAME_LEN};
 
 const TEXT: u64 = 0xffff_ffff_8100_0000;
 const N: usize = 600;
@@ -67,7 +67,7 @@ fn check_owned(t: &OwnedTables) -> Result<(), TableError> {
 fn check_order(t: &OwnedTables) -> Result<(), TableError> {
     let view = t.view();
     check(&view)?;
-    let walk = view.check_name_order(|pos| kallsyms_fast::name::record_offset(&view, pos));
+    let walk = view.check_name_order(|pos| kallsyms_mirror::name::record_offset(&view, pos));
     let layout = AddrIndexLayout::for_table(&view, &t.sections);
     let mut buckets = vec![0; layout.bucket_words];
     let mut deltas = vec![0; layout.delta_words];

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use kallsyms_fast::cache::{WchanCache, CACHE_NAME_MAX, RAW_NAME_LEN};
+use kallsyms_mirror::cache::{WchanCache, CACHE_NAME_MAX, RAW_NAME_LEN};
 
 fn truth(addr: u64, generation_salt: u64) -> String {
     format!("fn_{:x}_{}", addr, generation_salt)

@@ -9,12 +9,12 @@ use std::hint::black_box;
 use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use kallsyms_fast::build::encode_kernel_order;
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{sections_from_symbols, Algo, Mirror};
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::owned::RawSymbol;
-use kallsyms_fast::parse::ProcKallsyms;
+use kallsyms_mirror::build::encode_kernel_order;
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{sections_from_symbols, Algo, Mirror};
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::owned::RawSymbol;
+use kallsyms_mirror::parse::ProcKallsyms;
 
 fn core_symbols() -> Vec<RawSymbol> {
     let live = std::fs::read("/proc/kallsyms").ok();

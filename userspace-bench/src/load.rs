@@ -4,12 +4,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use kallsyms_fast::build::encode_kernel_order;
-use kallsyms_fast::mirror::{sections_from_symbols, Mirror, MirrorModule};
-use kallsyms_fast::module::{MemRegion, ModuleLayout};
-use kallsyms_fast::owned::RawSymbol;
-use kallsyms_fast::parse::machine::Machine;
-use kallsyms_fast::parse::regions::{machine_layouts, LayoutSource, DEFAULT_PAGE_SIZE};
+use kallsyms_mirror::build::encode_kernel_order;
+use kallsyms_mirror::mirror::{sections_from_symbols, Mirror, MirrorModule};
+use kallsyms_mirror::module::{MemRegion, ModuleLayout};
+use kallsyms_mirror::owned::RawSymbol;
+use kallsyms_mirror::parse::machine::Machine;
+use kallsyms_mirror::parse::regions::{machine_layouts, LayoutSource, DEFAULT_PAGE_SIZE};
 
 /// A loaded mirror and what loading it cost.
 pub struct Loaded {
@@ -37,7 +37,7 @@ fn absolute_percpu(core: &[RawSymbol], stext: u64) -> bool {
 }
 
 /// The mirror's form of a parsed layout (absent regions are empty).
-fn to_mirror_layout(exact: &kallsyms_fast::parse::ModuleLayout) -> ModuleLayout {
+fn to_mirror_layout(exact: &kallsyms_mirror::parse::ModuleLayout) -> ModuleLayout {
     let mut l = ModuleLayout::default();
     for (dst, src) in l.iter_mut().zip(exact.iter()) {
         if let Some((base, size)) = *src {

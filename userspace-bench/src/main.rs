@@ -105,16 +105,18 @@ fn main() -> ExitCode {
             };
             resolve::run(&root, &addrs, form)
         }
-        Some(Command::Capture { from, dir }) => kallsyms_fast::parse::Machine::capture(&from, &dir)
-            .map(|s| {
-                eprintln!(
-                    "kallsyms-bench: captured {} files, {} bytes into {}",
-                    s.files,
-                    s.bytes,
-                    dir.display()
-                )
-            })
-            .map_err(|e| e.to_string()),
+        Some(Command::Capture { from, dir }) => {
+            kallsyms_mirror::parse::Machine::capture(&from, &dir)
+                .map(|s| {
+                    eprintln!(
+                        "kallsyms-bench: captured {} files, {} bytes into {}",
+                        s.files,
+                        s.bytes,
+                        dir.display()
+                    )
+                })
+                .map_err(|e| e.to_string())
+        }
         Some(Command::Shim(args)) => shim::run(&args),
         Some(Command::Bench {
             root,

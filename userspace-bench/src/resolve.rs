@@ -15,10 +15,10 @@
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::Path;
 
-use kallsyms_fast::format::{sprint_symbol, Found, SymbolBuf};
-use kallsyms_fast::mirror::Algo;
-use kallsyms_fast::name::NameBuf;
-use kallsyms_fast::pseudo::{PseudoHit, PseudoKind, PseudoSymbols};
+use kallsyms_mirror::format::{sprint_symbol, Found, SymbolBuf};
+use kallsyms_mirror::mirror::Algo;
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::pseudo::{PseudoHit, PseudoKind, PseudoSymbols};
 
 use crate::load::{load, Loaded};
 

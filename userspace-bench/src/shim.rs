@@ -28,8 +28,8 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
-/// Symbols the module needs; the list is shared with it (`kallsyms_fast::loader`).
-pub const SHIM_SYMBOLS: &[&str] = &kallsyms_fast::loader::LOADER_SYMBOLS;
+/// Symbols the module needs; the list is shared with it (`kallsyms_mirror::loader`).
+pub const SHIM_SYMBOLS: &[&str] = &kallsyms_mirror::loader::LOADER_SYMBOLS;
 
 /// `kallsyms-bench shim ...`.
 #[derive(Args)]

@@ -231,7 +231,7 @@ fn bench_json_has_every_workload_and_ratio() {
         assert!(v[key].as_f64().is_some_and(f64::is_finite), "{key}");
     }
     // Sizes are exact: the name index of 44 symbols is its layout's bytes.
-    let name_bytes = kallsyms_fast::fast::NameIndexLayout::for_len(44).bytes() as f64 / 44.0;
+    let name_bytes = kallsyms_mirror::fast::NameIndexLayout::for_len(44).bytes() as f64 / 44.0;
     assert_eq!(v["name_index_bytes_per_symbol"].as_f64(), Some(name_bytes));
     assert!(v["addr_index_bytes_per_symbol"]
         .as_f64()

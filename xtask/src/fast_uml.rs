@@ -22,11 +22,15 @@
 //!
 //! A failed KUnit case, a missing step, kernel trouble on the console or a
 //! permission difference fails the run; the numbers are printed, never
-//! asserted, and a passing run's benchmark table is recorded in
-//! `bench/results/` (kind `uml-native`).
+//! asserted. A passing run's benchmark table and its values (index
+//! sizes, KUnit counts) are recorded in `bench/results/` (kind
+//! `uml-native`), where README.md's headline and `cargo xtask patches`
+//! read them.
 
 use crate::uml::{self, Uml};
-use crate::{env, fast, initramfs, kunit_counts, modules, results, shim_test, Result};
+use crate::{
+    env, fast, initramfs, kunit_counts, linux_source, modules, results, shim_test, Result,
+};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -132,9 +136,13 @@ pub fn run(o: &Options) -> Result<u8> {
     fails.extend(check_generation(&read(&out, "generation")));
     eprintln!("fast-uml-test: results in {}", out.display());
     if fails.is_empty() {
-        // The native-speed numbers of a passing run are the project's
-        // in-kernel figures: bench/results/, README.md's headline.
-        results::record_run_bench("uml-native", COMMAND, &read(&out, "bench"));
+        // Only a passing run's numbers are the project's in-kernel
+        // figures: README.md's headline, the series' texts.
+        let file = record(&out, &boot.console)?;
+        eprintln!(
+            "fast-uml-test: numbers in {} (`cargo xtask patches` and `readme` put them in the series and README.md)",
+            file.display()
+        );
         eprintln!("fast-uml-test: PASS in {:.1?}", t.elapsed());
         Ok(0)
     } else {
@@ -145,6 +153,22 @@ pub fn run(o: &Options) -> Result<u8> {
         );
         Ok(1)
     }
+}
+
+/// The run's `uml-native` results file: the bench table as rows, and as
+/// `values` with the boot log's index lines and the KUnit summaries.
+fn record(out: &Path, console: &str) -> Result<PathBuf> {
+    let mut body = results::kernel_bench(&read(out, "bench"))
+        .ok_or("fast-uml-test: the bench file holds no benchmark table")?;
+    let mut v = results::values::Values::new();
+    results::values::bench(&body, &mut v);
+    results::values::parse_console(console, &mut v);
+    for run in ["boot", "module", "after"] {
+        results::values::parse_kunit(run, &read(out, &format!("kunit-{run}")), &mut v);
+    }
+    body["kernel"] = linux_source::makefile_version(&env::patched_src())?.into();
+    body["values"] = serde_json::json!(v);
+    results::write("uml-native", COMMAND, results::Origin::Run, body)
 }
 
 fn read(dir: &Path, name: &str) -> String {

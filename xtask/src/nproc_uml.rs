@@ -34,13 +34,17 @@
 //!
 //! The run fails on any suite's failure, on kernel trouble on the console
 //! (oops, BUG, WARNING, lockdep) and on a missing result; numbers are
-//! printed, never compared with times.
+//! printed, never compared with times. A passing run writes the bench's
+//! to `bench/results/YYYY-MM-DD-nproc-uml.json` (results.rs).
 
 use crate::uml;
-use crate::{env, fast, fast_uml, initramfs, Result};
+use crate::{env, fast, fast_uml, initramfs, linux_source, results, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The command, as results files name it.
+pub const COMMAND: &str = "cargo xtask nproc-uml-test";
 
 /// The guest's job script.
 const JOB: &str = "kernel/guest/nproc-uml-job.sh";
@@ -159,6 +163,21 @@ pub fn run(o: &Options) -> Result<u8> {
     );
     eprintln!("nproc-uml-test: results in {}", out.display());
     if fails.is_empty() {
+        // Only a passing run's numbers go where the series reads them.
+        let mut v = results::values::Values::new();
+        results::values::parse_nproc_bench(
+            &fs::read_to_string(out.join("bench")).unwrap_or_default(),
+            &mut v,
+        );
+        let body = serde_json::json!({
+            "kernel": linux_source::makefile_version(&env::patched_src())?,
+            "values": v,
+        });
+        let file = results::write("nproc-uml", COMMAND, results::Origin::Run, body)?;
+        eprintln!(
+            "nproc-uml-test: numbers in {} (`cargo xtask patches` puts them in the series)",
+            file.display()
+        );
         eprintln!("nproc-uml-test: PASS in {:.1?}", t.elapsed());
         Ok(0)
     } else {

@@ -7,7 +7,8 @@
 //! | kind | written by |
 //! |---|---|
 //! | `userspace` | `cargo run --release -p userspace-bench` (the binary itself) |
-//! | `uml-native` | `cargo xtask fast-uml-test`: the in-kernel benchmark on User-Mode Linux, native speed |
+//! | `uml-native` | `cargo xtask fast-uml-test`: the in-kernel benchmark on User-Mode Linux, native speed, and the run's `values` (index sizes, KUnit counts) |
+//! | `nproc-uml` | `cargo xtask nproc-uml-test`: nproc's in-kernel benchmark on the same UML kernel, as `values` |
 //! | `qemu-tcg` | `cargo xtask fast-test`: the same benchmark under QEMU TCG (emulated) |
 //! | `nproc` | `cargo xtask nproc-bench`: `/bin/ps` against `nps`, both clocks |
 //!
@@ -16,7 +17,11 @@
 //! commit and host load unknown). `cargo xtask readme` rewrites the
 //! headline table between README.md's `headline` markers from the latest
 //! file of each kind; `--check` (in `.ci/run`) fails when the README's
-//! table is not what the latest files give.
+//! table is not what the latest files give. The series' measured numbers
+//! come from the `values` of the latest `uml-native` and `nproc-uml` files
+//! (`patches/numbers.rs`, `values.rs`).
+
+pub mod values;
 
 use crate::{env, Result};
 use serde_json::{json, Value};
@@ -195,7 +200,7 @@ pub fn kernel_bench(text: &str) -> Option<Value> {
 }
 
 /// The latest file of `kind` in `dir` (file names sort by date).
-fn latest(dir: &Path, kind: &str) -> Result<Option<(String, Value)>> {
+pub fn latest(dir: &Path, kind: &str) -> Result<Option<(String, Value)>> {
     let suffix = format!("Z-{kind}.json");
     let mut names: Vec<String> = match fs::read_dir(dir) {
         Ok(rd) => rd

@@ -42,7 +42,7 @@
 //! 2 bytes per symbol: under 2.3 bytes per symbol in all.
 
 use super::prefetch::prefetch_line;
-use crate::mainline::SymbolPos;
+use super::SymbolPos;
 use crate::name::{record_offset, skip_record};
 use crate::tables::{decode_offset, pos32, KallsymsTables, Sections, TableError, MARKER_STRIDE};
 

@@ -1,9 +1,7 @@
 //! The fast path over the kernel's own tables: an address index, direct
 //! record offsets, a name index and per-module indexes. Every answer equals
-//! the mainline port's (see `tests/`), only the search differs.
-//! `sorted_symtab` (userspace only, behind `alloc`: the kernel copy leaves
-//! it out) is the baseline the per-module indexes are held against (a
-//! sorted module symtab, as a 2026 linux-modules patch keeps it).
+//! the mainline port's (`kallsyms-mirror`'s `mainline`, see `tests/`),
+//! only the search differs.
 //!
 //! [`FastCore`] is the address side only: what `%pS` and wchan need, and
 //! all the kernel shim builds. The name index (`kallsyms_lookup_name()`)
@@ -16,18 +14,24 @@ pub mod module_index;
 #[cfg(feature = "name-index")]
 pub mod name_index;
 pub mod prefetch;
-#[cfg(feature = "alloc")]
-pub mod sorted_symtab;
 
-use crate::mainline::SymbolPos;
 use crate::name::NameBuf;
 use crate::tables::{KallsymsTables, Sections, KSYM_NAME_LEN};
 
+/// Position, size and offset of the symbol covering an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SymbolPos {
+    /// Address-order position of the first alias at the symbol's address.
+    pub pos: usize,
+    /// `symbolsize`: distance to the next distinct address (or section end).
+    pub size: u64,
+    /// `offset`: `addr - symbol_start`.
+    pub offset: u64,
+}
+
 pub use addr_index::{build_addr_index, AddrIndex, AddrIndexLayout};
 pub use expand::TokenSlots;
-pub use module_index::{
-    build_module_index, collect_module_candidates, find_in_index, sort_module_index, ModEntry,
-};
+pub use module_index::{collect_module_candidates, find_in_index, sort_module_index, ModEntry};
 #[cfg(feature = "name-index")]
 pub use name_index::{
     build_module_name_index, build_name_index, module_name_index_capacity, name_hash, NameIndex,

@@ -19,27 +19,18 @@ use crate::module::{
 pub struct ModEntry {
     /// `kallsyms_symbol_value()`.
     pub value: u64,
-    /// Symtab index.
+    /// Symtab index. A `u32` would not make the entry smaller: `value`'s
+    /// 8-byte alignment pads it to 16 bytes either way.
     pub index: u64,
 }
 
-/// How many entries [`build_module_index`] needs at most for `symtab`.
+/// How many entries an index of `symtab` needs at most.
 pub fn module_index_capacity<S: ModuleSymtab + ?Sized>(symtab: &S) -> usize {
     symtab.num_symtab().saturating_sub(1)
 }
 
-/// Fills `out` with the sorted, de-duplicated candidates of `symtab`;
-/// returns how many were written. `out` must hold
-/// [`module_index_capacity`] entries; extra candidates are refused (`None`).
-pub fn build_module_index<S: ModuleSymtab + ?Sized>(
-    symtab: &S,
-    out: &mut [ModEntry],
-) -> Option<usize> {
-    let n = collect_module_candidates(symtab, out)?;
-    Some(sort_module_index(out.get_mut(..n)?))
-}
-
-/// The first half of [`build_module_index`]: copies the candidates of
+/// The first half of an index build (`kallsyms-mirror`'s
+/// `build_module_index` does both): copies the candidates of
 /// `symtab`, in symtab order, into `out` and returns how many there are.
 ///
 /// Split out for the kernel, which must read a live symtab inside an RCU
@@ -64,7 +55,7 @@ pub fn collect_module_candidates<S: ModuleSymtab + ?Sized>(
     Some(n)
 }
 
-/// The second half of [`build_module_index`]: sorts the collected entries
+/// The second half of an index build: sorts the collected entries
 /// and keeps the first (lowest index) entry of each value, in place.
 /// Returns how many entries remain.
 pub fn sort_module_index(entries: &mut [ModEntry]) -> usize {
@@ -118,44 +109,4 @@ pub fn find_in_region(entries: &[ModEntry], region: MemRegion, addr: u64) -> Opt
         size: nextval.wrapping_sub(best.value),
         offset: addr.wrapping_sub(best.value),
     })
-}
-
-/// No module owns a [`RegionSpan`].
-pub const SPAN_NO_MODULE: u32 = u32::MAX;
-/// The owning module has no region of a type `find_kallsyms_symbol()` may
-/// search here (a data region without `CONFIG_KALLSYMS_ALL`).
-pub const SPAN_NO_TYPE: u8 = u8::MAX;
-
-/// One piece of the address space partition built from every module's
-/// regions: from `start` up to the next span's start (or the top of the
-/// address space), addresses belong to `module` (its index in module-list
-/// order, [`SPAN_NO_MODULE`] for none) and are searched in its region of
-/// type `ty` ([`SPAN_NO_TYPE`] for none).
-///
-/// The partition answers exactly what the kernel's walk does even for
-/// input a kernel never produces (overlapping modules or regions, a region
-/// wrapping past 2^64): the owner is the first module in list order with
-/// any region containing the address (`within_module()`), the type the
-/// first of that module's types containing it (`find_kallsyms_symbol()`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RegionSpan {
-    /// First address of the span.
-    pub start: u64,
-    /// Owning module, or [`SPAN_NO_MODULE`].
-    pub module: u32,
-    /// `enum mod_mem_type` searched, or [`SPAN_NO_TYPE`].
-    pub ty: u8,
-}
-
-/// The span containing `addr` in a partition sorted by `start` whose first
-/// span starts at 0: `(module, type)`, `None` where no module owns `addr`.
-#[inline]
-pub fn span_owner(spans: &[RegionSpan], addr: u64) -> Option<(usize, Option<usize>)> {
-    let i = spans.partition_point(|s| s.start <= addr).checked_sub(1)?;
-    let s = spans.get(i)?;
-    if s.module == SPAN_NO_MODULE {
-        return None;
-    }
-    let ty = (s.ty != SPAN_NO_TYPE).then_some(s.ty as usize);
-    Some((s.module as usize, ty))
 }

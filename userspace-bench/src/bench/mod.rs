@@ -1,7 +1,7 @@
 //! `kallsyms-bench bench`: every algorithm on the same table and the same
 //! address streams, in one run, reported as ns/op and as a ratio against the
 //! mainline 6.12 port. The module workload adds the sorted-symtab baseline
-//! (`kallsyms_fast::fast::sorted_symtab`) and each module algorithm's
+//! (`kallsyms_mirror::sorted_symtab`) and each module algorithm's
 //! extra bytes and load-time build.
 
 mod record;
@@ -13,15 +13,15 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kallsyms_fast::fast::module_index::module_index_capacity;
-use kallsyms_fast::fast::sorted_symtab::{sort_symtab, sorted_symtab_capacity};
-use kallsyms_fast::fast::{build_module_index, ModEntry};
-use kallsyms_fast::format::SymbolBuf;
-use kallsyms_fast::mirror::{Algo, Mirror, MirrorModule};
-use kallsyms_fast::module::{MemRegion, ModuleLayout, MOD_TEXT};
-use kallsyms_fast::name::NameBuf;
+use kallsyms_mirror::fast::module_index::module_index_capacity;
+use kallsyms_mirror::fast::{build_module_index, ModEntry};
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::mirror::{Algo, Mirror, MirrorModule};
+use kallsyms_mirror::module::{MemRegion, ModuleLayout, MOD_TEXT};
+use kallsyms_mirror::name::NameBuf;
+use kallsyms_mirror::sorted_symtab::{sort_symtab, sorted_symtab_capacity};
 
-use kallsyms_fast::parse::{read_capped, ProcKallsyms, KALLSYMS_CAP};
+use kallsyms_mirror::parse::{read_capped, ProcKallsyms, KALLSYMS_CAP};
 
 use crate::blaze::Blaze;
 use crate::load::{load, Loaded};

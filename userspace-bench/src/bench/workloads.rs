@@ -1,8 +1,8 @@
 //! Address and name streams, generated from the table itself with a fixed
 //! seed so that every algorithm sees the same stream.
 
-use kallsyms_fast::mirror::Mirror;
-use kallsyms_fast::owned::RawSymbol;
+use kallsyms_mirror::mirror::Mirror;
+use kallsyms_mirror::owned::RawSymbol;
 
 /// A small xorshift generator: deterministic, no dependency.
 pub struct Rng(u64);
@@ -85,7 +85,7 @@ pub fn module_text(m: &Mirror, mi: usize, count: usize, rng: &mut Rng) -> Vec<u6
     let Some(module) = m.modules().get(mi) else {
         return Vec::new();
     };
-    let r = module.layout[kallsyms_fast::module::MOD_TEXT];
+    let r = module.layout[kallsyms_mirror::module::MOD_TEXT];
     (0..count)
         .map(|_| r.base + rng.below(r.size.max(1)))
         .collect()

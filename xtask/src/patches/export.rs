@@ -9,7 +9,7 @@
 //! in `series` first (an error says so rather than guessing names).
 
 use super::scratch::{git, git_out};
-use super::{input, vendor};
+use super::{input, numbers, vendor};
 use crate::{run, Result};
 use std::collections::BTreeSet;
 use std::fs;
@@ -165,8 +165,20 @@ pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
                 eprintln!("patches: warning: ... and {} more", diffs.len() - 10);
             }
         }
-        fs::write(pdir.join("message"), &msg)
-            .map_err(|e| format!("cannot write {}: {e}", pdir.join("message").display()))?;
+        // The message as generated (measured numbers filled in): keep the
+        // source, whose `{{...}}` templates would be lost.
+        if msg != p.message {
+            if numbers::has_templates(&fs::read_to_string(pdir.join("message")).unwrap_or_default())
+            {
+                eprintln!(
+                    "patches: warning: {}'s message changed: its {{{{...}}}} numbers are now \
+                     literal text; put the templates back (see numbers.rs)",
+                    p.name
+                );
+            }
+            fs::write(pdir.join("message"), &msg)
+                .map_err(|e| format!("cannot write {}: {e}", pdir.join("message").display()))?;
+        }
         let changes = pdir.join("changes.diff");
         if diff.is_empty() {
             if changes.exists() {

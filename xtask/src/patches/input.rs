@@ -17,7 +17,7 @@ pub struct VendorLine {
     /// Directory in the kernel tree that receives the crate's `src/`.
     pub tree_dir: String,
     /// Paths under `src/` (files or directories) left out: the parts of a
-    /// crate the kernel build never compiles (`-parse`, `-mirror.rs`).
+    /// crate the kernel build never compiles (`-tests.rs`).
     pub exclude: Vec<String>,
 }
 
@@ -290,8 +290,12 @@ pub fn load(dir: &Path) -> Result<Series> {
     let names = parse_series_list(&read(&list)?, &list)?;
     let base_file = dir.join("base");
     let base = parse_base(&read(&base_file)?, &base_file)?;
+    // Measured numbers: `{{...}}` templates, filled from the newest
+    // results file (see numbers.rs).
+    let mut numbers = super::numbers::Lazy::new(crate::env::repo_root().join("bench/results"));
     let cover_file = dir.join("cover-letter");
-    let (cover_subject, cover_body) = parse_message(&read(&cover_file)?, &cover_file)?;
+    let cover = numbers.fill(&read(&cover_file)?, &cover_file)?;
+    let (cover_subject, cover_body) = parse_message(&cover, &cover_file)?;
     let mut patches = Vec::new();
     for name in names {
         let pdir = dir.join(&name);
@@ -303,7 +307,7 @@ pub fn load(dir: &Path) -> Result<Series> {
             ));
         }
         let msg_file = pdir.join("message");
-        let message = read(&msg_file)?;
+        let message = numbers.fill(&read(&msg_file)?, &msg_file)?;
         let (subject, body) = parse_message(&message, &msg_file)?;
         let author = first_sign_off(&message, &msg_file)?;
         let message = if body.is_empty() {

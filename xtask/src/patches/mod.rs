@@ -32,6 +32,7 @@ mod cover;
 mod diffsum;
 mod export;
 pub(crate) mod input;
+mod numbers;
 mod placeholder;
 mod scratch;
 mod vendor;

@@ -46,8 +46,8 @@ mod robustness {
     //! input has lines, and every symbol name it returns is one the input
     //! spells. The unmutated inputs parse to exactly what they list.
 
-    use std::path::Path;
     use std::format;
+    use std::path::Path;
     use std::string::ToString;
     use std::vec;
     use std::vec::Vec;
@@ -169,10 +169,7 @@ mod robustness {
             .collect();
         assert_eq!(
             mods,
-            [
-                ("a", vec![b"a_fn".to_vec()]),
-                ("b", vec![b"b".to_vec()])
-            ]
+            [("a", vec![b"a_fn".to_vec()]), ("b", vec![b"b".to_vec()])]
         );
         // `a_init` comes after `[b]`'s symtab: an init function ftrace
         // kept, not part of `a`'s symtab; `[bpf]` is no module at all.
@@ -190,7 +187,13 @@ mod robustness {
         );
         let m = parse_proc_modules(f, INPUTS[1].as_bytes()).expect("a /proc/modules");
         let m: Vec<(&str, u64)> = m.iter().map(|m| (m.name.as_str(), m.base)).collect();
-        assert_eq!(m, [("nf", 0xffff_ffff_c0a0_1000), ("crc", 0xffff_ffff_c090_0000)]);
+        assert_eq!(
+            m,
+            [
+                ("nf", 0xffff_ffff_c0a0_1000),
+                ("crc", 0xffff_ffff_c090_0000)
+            ]
+        );
         // The layout dump's last line is a sysfs section file's content,
         // which the layout parser refuses at its line.
         let e = parse_module_layout(f, INPUTS[2].as_bytes()).expect_err("line 4");

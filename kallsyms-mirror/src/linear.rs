@@ -7,9 +7,9 @@
 //! while giving 6.12's answers (the first alias, 6.12's sizes), so that the
 //! three paths can be compared address by address.
 
-use crate::mainline::SymbolPos;
 use crate::name::{expand_symbol, skip_record, NameBuf};
 use crate::tables::{KallsymsTables, Sections};
+use crate::SymbolPos;
 
 /// The 2.6.9-style linear lookup over one set of tables.
 #[derive(Clone, Copy, Debug)]

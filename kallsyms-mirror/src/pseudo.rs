@@ -141,7 +141,7 @@ impl PseudoSymbols {
             let bounded = j
                 .checked_sub(1)
                 .and_then(|k| self.fences.get(k))
-                .map_or(true, |&last| last <= sym.addr);
+                .is_none_or(|&last| last <= sym.addr);
             if bounded {
                 let room = self.fences.get(j).map(|&next| next - sym.addr);
                 return PseudoHit::Within {

@@ -18,10 +18,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::cache::DefaultWchanCache;
-use crate::fast::module_index::{
-    find_in_region, span_owner, RegionSpan, SPAN_NO_MODULE, SPAN_NO_TYPE,
-};
-use crate::fast::sorted_symtab::{find_in_sorted, sort_symtab, sorted_symtab_capacity};
+use crate::fast::module_index::find_in_region;
 use crate::fast::{
     build_addr_index, build_module_index, build_name_index, AddrIndex, AddrIndexLayout, FastCore,
     ModEntry, NameIndex, NameIndexLayout, TokenSlots,
@@ -32,8 +29,10 @@ use crate::mainline::Mainline;
 use crate::module::{
     find_kallsyms_symbol, mem_type_is_text, within_module, ModuleLayout, ModuleSymtab,
 };
+use crate::module_index::{span_owner, RegionSpan, SPAN_NO_MODULE, SPAN_NO_TYPE};
 use crate::name::NameBuf;
 use crate::owned::{OwnedTables, RawSymbol};
+use crate::sorted_symtab::{find_in_sorted, sort_symtab, sorted_symtab_capacity};
 use crate::tables::{Sections, TableError};
 
 /// Which implementation answers a lookup.
@@ -50,7 +49,7 @@ pub enum Algo {
     Cached,
     /// The 6.12 port with `find_kallsyms_symbol()` replaced by a binary
     /// search of the module's sorted symtab (the sorted-symtab baseline,
-    /// [`crate::fast::sorted_symtab`]); everything else as
+    /// [`crate::sorted_symtab`]); everything else as
     /// [`Algo::Mainline`]. Name lookups keep the original symtab order:
     /// the patch's reordering could change which of two same-named module
     /// symbols `module_kallsyms_lookup_name()` finds, which the mirror does
@@ -265,7 +264,7 @@ fn region_spans(modules: &[MirrorModule], all_symbols: bool) -> Vec<RegionSpan> 
             break;
         }
     }
-    if spans.first().map_or(true, |s| s.start != 0) {
+    if spans.first().is_none_or(|s| s.start != 0) {
         spans.insert(
             0,
             RegionSpan {

@@ -29,8 +29,8 @@ pub const FUNCTION_SYMBOLS: [&str; 4] = [
     "kallsyms_lookup",
 ];
 
-/// The section bounds of [`Sections`](crate::Sections), in the order of
-/// [`Sections::bounds`](crate::Sections::bounds).
+/// The section bounds of [`Sections`](kallsyms_fast::Sections), in the order of
+/// [`Sections::bounds`](kallsyms_fast::Sections::bounds).
 pub const SECTION_SYMBOLS: [&str; 7] = [
     "_stext",
     "_etext",
@@ -71,7 +71,7 @@ pub const LOADER_SYMBOLS: [&str; NUM_LOADER_SYMBOLS] = {
 #[cfg(test)]
 mod tests {
     use super::SECTION_SYMBOLS;
-    use crate::Sections;
+    use kallsyms_fast::Sections;
 
     /// `Sections::bounds()` lists the fields in the loader's name order, and
     /// `from_bounds()` puts them back.

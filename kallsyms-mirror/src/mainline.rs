@@ -12,17 +12,10 @@
 
 use crate::name::{expand_symbol, record_offset, NameBuf};
 use crate::tables::{KallsymsTables, Sections};
-
-/// Position, size and offset of the symbol covering an address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SymbolPos {
-    /// Address-order position of the first alias at the symbol's address.
-    pub pos: usize,
-    /// `symbolsize`: distance to the next distinct address (or section end).
-    pub size: u64,
-    /// `offset`: `addr - symbol_start`.
-    pub offset: u64,
-}
+pub use crate::SymbolPos;
+use kallsyms_fast::module::{
+    region_for, symbol_is_candidate, ModuleHit, ModuleLayout, ModuleSymtab,
+};
 
 /// The mainline 6.12 algorithms over one set of tables.
 #[derive(Clone, Copy, Debug)]
@@ -139,4 +132,39 @@ impl<'a> Mainline<'a> {
         let i = self.lookup_names(name, buf)?;
         self.tables.sym_address(self.tables.symbol_seq(i)?)
     }
+}
+
+/// `find_kallsyms_symbol()`, a linear scan of the whole symtab, exactly as
+/// 6.12 does it.
+pub fn find_kallsyms_symbol<S: ModuleSymtab + ?Sized>(
+    symtab: &S,
+    layout: &ModuleLayout,
+    addr: u64,
+    all_symbols: bool,
+) -> Option<ModuleHit> {
+    let region = region_for(layout, addr, all_symbols)?;
+    let mut nextval = region.base.wrapping_add(region.size);
+    let mut bestval = region.base.wrapping_sub(1);
+    let mut best = 0usize;
+    for i in 1..symtab.num_symtab() {
+        if !symbol_is_candidate(symtab, i) {
+            continue;
+        }
+        let thisval = symtab.value(i);
+        if thisval <= addr && thisval > bestval {
+            best = i;
+            bestval = thisval;
+        }
+        if thisval > addr && thisval < nextval {
+            nextval = thisval;
+        }
+    }
+    if best == 0 {
+        return None;
+    }
+    Some(ModuleHit {
+        index: best,
+        size: nextval.wrapping_sub(bestval),
+        offset: addr.wrapping_sub(bestval),
+    })
 }

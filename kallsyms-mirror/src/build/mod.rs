@@ -160,8 +160,6 @@ impl core::fmt::Display for BuildError {
     }
 }
 
-// `core::error::Error` is rustc 1.81 (the crate's minimum is 1.78).
-#[cfg(feature = "std")]
 impl std::error::Error for BuildError {}
 
 /// Builds the kallsyms tables `scripts/kallsyms` would emit for

@@ -13,8 +13,8 @@
 
 use core::fmt::Write;
 
-use crate::cache::WchanCache;
-use crate::tables::KSYM_NAME_LEN;
+use kallsyms_fast::cache::WchanCache;
+use kallsyms_fast::tables::KSYM_NAME_LEN;
 
 /// `MODULE_NAME_LEN` on 64-bit kernels (`MAX_PARAM_PREFIX_LEN`,
 /// `64 - sizeof(unsigned long)`): module names are at most 55 bytes.

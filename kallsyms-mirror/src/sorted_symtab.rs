@@ -1,5 +1,5 @@
 //! The "sorted symtab" baseline: what the per-module index
-//! ([`super::module_index`]) is held against.
+//! ([`kallsyms_fast::fast::module_index`]) is held against.
 //!
 //! A patch posted on linux-modules in March 2026 ("module/kallsyms: sort
 //! function symbols and use binary search", v2) makes
@@ -91,7 +91,7 @@ pub fn sorted_symtab_capacity<S: ModuleSymtab + ?Sized>(symtab: &S) -> usize {
 /// (the sorted prefix's length); `None` when `out` is shorter than
 /// [`sorted_symtab_capacity`] needs.
 ///
-/// Unlike [`super::build_module_index`], equal values are all kept: the
+/// Unlike [`crate::fast::build_module_index`], equal values are all kept: the
 /// kernel cannot drop symtab entries.
 pub fn sort_symtab<S: ModuleSymtab + ?Sized>(symtab: &S, out: &mut [ModEntry]) -> Option<usize> {
     let n = collect_module_candidates(symtab, out)?;

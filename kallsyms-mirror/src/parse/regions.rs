@@ -207,7 +207,7 @@ fn live_starts(machine: &Machine) -> Vec<u64> {
 }
 
 fn module_is_live(m: &MachineModule) -> bool {
-    m.proc.as_ref().map_or(true, |p| p.state == ModuleState::Live)
+    m.proc.as_ref().is_none_or(|p| p.state == ModuleState::Live)
 }
 
 /// One region being derived.
