@@ -107,7 +107,7 @@ impl Clock {
 /// busybox applets the init script uses.
 const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "cat", "echo", "sleep", "stty", "sed", "grep", "sync", "cmp", "diff",
-    "head", "wc", "cut", "true", "awk", "mktemp", "rm", "sort", "id",
+    "head", "wc", "cut", "true", "awk", "mktemp", "rm", "sort", "id", "mkdir",
 ];
 /// Debian's procps `ps`, called by this path in the guest too.
 const PROCPS: &str = "/bin/ps";
