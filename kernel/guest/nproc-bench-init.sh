@@ -176,6 +176,12 @@ each() {
 	shift
 	$f "$@" ps-ax /bin/ps ax
 	$f "$@" nps-ax /bin/nps ax
+	$f "$@" ps-aux /bin/ps aux
+	$f "$@" nps-aux /bin/nps aux
+	$f "$@" ps-ef /bin/ps -ef
+	$f "$@" nps-ef /bin/nps -ef
+	$f "$@" ps-eLf /bin/ps -eLf
+	$f "$@" nps-eLf /bin/nps -eLf
 	$f "$@" ps-eo /bin/ps -eo $EO
 	$f "$@" nps-eo /bin/nps -eo $EO
 	$f "$@" proc-raw /bin/kfast-nproc-guest procread

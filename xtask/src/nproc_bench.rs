@@ -15,8 +15,9 @@
 //! `nps` with `/bin/ps` on a stable snapshot, `nproc-guest parity` (every
 //! field of every task against /proc, processes and threads: this kernel
 //! puts numbers in runs, which the UML suites' kernel does not), then N
-//! rounds, each a full dump to /dev/null of `/bin/ps ax`, `nps ax`,
-//! `/bin/ps -eo COLS`, `nps -eo COLS`, and the raw collections (a reader
+//! rounds, each a full dump to /dev/null of `/bin/ps ARGS` and `nps ARGS`
+//! for the issue's five forms (`ax`, `aux`, `-ef`, `-eLf`, `-eo COLS`
+//! with wchan), and the raw collections (a reader
 //! of every `/proc/PID/stat` + `wchan`, and one of stat's fields + wchan
 //! through nproc, in one binary so that both pay the same start-up), and
 //! `nps --version` (what a dump pays to start) in turn:
@@ -48,13 +49,16 @@
 //!
 //! N: under TCG on this (shared, 2-core) machine, on this kernel, one
 //! `/bin/ps ax` dump of this population takes 1.6-2.0 s, and one round of
-//! all seven commands in both layouts about 8 s; what every run pays
-//! regardless of N (boot, `ksym_many`, the population, parity, the two
-//! counting runs of each command) is about a minute. So `cargo xtask test` runs
-//! [`DEFAULT_DUMPS`] dump per command, the least that still times every
-//! command (1.5-3 minutes in all, host build included); `--dumps 10` took
-//! 126 s on 2026-12-01 (the timeout grows with N). The issue's full count
-//! is `--dumps 100`.
+//! the first seven commands (ax and -eo only) in both layouts took about
+//! 8 s; what every run paid regardless of N (boot, `ksym_many`, the
+//! population, parity, the two counting runs of each command) was about a
+//! minute. `aux`, `-ef` and `-eLf` add three /bin/ps dumps per layout to a
+//! round and six commands to warm up and count, so expect roughly 20 s a
+//! round and a minute and a half fixed (not yet timed). So `cargo xtask
+//! test` runs [`DEFAULT_DUMPS`] dump per command, the least that still
+//! times every command; `--dumps 10` took 126 s on 2026-12-01, with the
+//! seven (the timeout grows with N). The issue's full count is `--dumps
+//! 100`.
 
 use crate::{env, guest_clock, initramfs, kernel, modules, qemu, results, run, shim_test, Result};
 use serde_json::{json, Value};
@@ -192,9 +196,18 @@ struct Row {
 }
 
 /// The commands, in table order: (label in the guest, what it runs).
-const COMMANDS: [(&str, &str); 7] = [
+const COMMANDS: [(&str, &str); 13] = [
     ("ps-ax", "/bin/ps ax"),
     ("nps-ax", "nps ax"),
+    // The issue's other forms: BSD's user format, SysV's full format, and
+    // the full format per thread (a line per task, ~5,000, where the
+    // others list the ~4,000 processes).
+    ("ps-aux", "/bin/ps aux"),
+    ("nps-aux", "nps aux"),
+    ("ps-ef", "/bin/ps -ef"),
+    ("nps-ef", "nps -ef"),
+    ("ps-eLf", "/bin/ps -eLf"),
+    ("nps-eLf", "nps -eLf"),
     (
         "ps-eo",
         "/bin/ps -eo pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan",
@@ -205,6 +218,18 @@ const COMMANDS: [(&str, &str); 7] = [
     // What every nps dump pays before its first message: exec, the
     // loader-less static start, the argument parse.
     ("nps-start", "nps --version (start-up alone)"),
+];
+
+/// The ratios both clocks print, in [`COMMANDS`]' order: every form
+/// /bin/ps against nps, the raw /proc reader against the raw nproc one.
+/// (The host's clock adds `ps ax` against the raw nproc reader.)
+const PAIRS: [(&str, &str); 6] = [
+    ("ps-ax", "nps-ax"),
+    ("ps-aux", "nps-aux"),
+    ("ps-ef", "nps-ef"),
+    ("ps-eLf", "nps-eLf"),
+    ("ps-eo", "nps-eo"),
+    ("proc-raw", "nproc-raw"),
 ];
 
 /// The suffix of a command's label in the rounds timed with address space
@@ -399,12 +424,7 @@ fn section(r: &Results, suffix: &str, heading: &str, t: &mut String) {
         ));
     }
     t.push('\n');
-    for (a, b) in [
-        ("ps-ax", "nps-ax"),
-        ("ps-eo", "nps-eo"),
-        ("proc-raw", "nproc-raw"),
-        ("ps-ax", "nproc-raw"),
-    ] {
+    for (a, b) in PAIRS.into_iter().chain([("ps-ax", "nproc-raw")]) {
         let (Some(x), Some(y)) = (get(a), get(b)) else {
             continue;
         };
@@ -456,11 +476,7 @@ fn instruction_table(r: &Results) -> String {
         ));
     }
     t.push('\n');
-    for (a, b) in [
-        ("ps-ax", "nps-ax"),
-        ("ps-eo", "nps-eo"),
-        ("proc-raw", "nproc-raw"),
-    ] {
+    for (a, b) in PAIRS {
         let (Some(x), Some(y)) = (get(a), get(b)) else {
             continue;
         };
@@ -667,17 +683,27 @@ mod tests {
         field-parity processes rc 0: parity-processes: PASS 3989 tasks x 44 fields\n\
         field-parity threads rc 0: parity-threads: PASS 4989 tasks x 44 fields\n\
         time ps-ax 2 20000000 4000000 12000000\ntime nps-ax 2 8000000 2000000 5000000\n\
+        time ps-aux 2 24000000 5000000 13000000\ntime nps-aux 2 8000000 2000000 5000000\n\
+        time ps-ef 2 21000000 4000000 12000000\ntime nps-ef 2 7000000 2000000 4000000\n\
+        time ps-eLf 2 30000000 6000000 18000000\ntime nps-eLf 2 12000000 3000000 7000000\n\
         time ps-eo 2 22000000 4000000 14000000\ntime nps-eo 2 9000000 2000000 6000000\n\
         time proc-raw 2 6000000 100000 5000000\ntime nproc-raw 2 1000000 200000 700000\n\
         time nps-start 2 40000 10000 20000\n\
         time ps-ax@fixed 2 18000000 3000000 11000000\ntime nps-ax@fixed 2 6000000 1000000 4000000\n\
+        time ps-aux@fixed 2 22000000 4000000 12000000\ntime nps-aux@fixed 2 6000000 1000000 4000000\n\
+        time ps-ef@fixed 2 19000000 3000000 11000000\ntime nps-ef@fixed 2 5000000 1000000 3000000\n\
+        time ps-eLf@fixed 2 28000000 5000000 17000000\ntime nps-eLf@fixed 2 8000000 2000000 5000000\n\
         time ps-eo@fixed 2 20000000 4000000 12000000\ntime nps-eo@fixed 2 5000000 1000000 3000000\n\
         time proc-raw@fixed 2 5000000 100000 4000000\ntime nproc-raw@fixed 2 900000 100000 600000\n\
         time nps-start@fixed 2 20000 5000 10000\n\
-        count sys ps-ax 64000\ncount sys nps-ax 40000\ncount sys ps-eo 70000\n\
+        count sys ps-ax 64000\ncount sys nps-ax 40000\ncount sys ps-aux 72000\n\
+        count sys nps-aux 40000\ncount sys ps-ef 66000\ncount sys nps-ef 40000\n\
+        count sys ps-eLf 90000\ncount sys nps-eLf 41000\ncount sys ps-eo 70000\n\
         count sys nps-eo 40000\ncount sys proc-raw 24000\ncount sys nproc-raw 300\n\
         count sys nps-start 20\ncount alloc nps-start 30\n\
-        count alloc ps-ax 90000\ncount alloc nps-ax 60000\ncount alloc ps-eo 99000\n\
+        count alloc ps-ax 90000\ncount alloc nps-ax 60000\ncount alloc ps-aux 95000\n\
+        count alloc nps-aux 60000\ncount alloc ps-ef 92000\ncount alloc nps-ef 60000\n\
+        count alloc ps-eLf 120000\ncount alloc nps-eLf 61000\ncount alloc ps-eo 99000\n\
         count alloc nps-eo 60000\ncount alloc proc-raw 30000\ncount alloc nproc-raw 400\n\
         KFAST-VERDICT ok\n";
 
@@ -706,6 +732,29 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("ratio proc-raw / nproc-raw: wall 6.0x"), "{t}");
+        // The issue's other forms: rows and ratios of their own.
+        assert!(
+            t.contains(
+                "| `/bin/ps -eLf` | 2 | 15000.0 | 3000.0 | 9000.0 | 22.56 (90000) | 30.08 (120000) |"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("ratio ps-aux / nps-aux: wall 3.0x, user+sys 2.6x"),
+            "{t}"
+        );
+        assert!(
+            t.contains("ratio ps-ef / nps-ef: wall 3.0x, user+sys 2.7x"),
+            "{t}"
+        );
+        assert!(
+            t.contains("ratio ps-eLf / nps-eLf: wall 2.5x, user+sys 2.4x"),
+            "{t}"
+        );
+        assert!(
+            t.contains("ratio ps-eLf@fixed / nps-eLf@fixed: wall 3.5x, user+sys 3.1x"),
+            "{t}"
+        );
         // The fixed layout's rows: no counts, their own ratios.
         assert!(
             t.contains("| `/bin/ps ax` | 2 | 9000.0 | 1500.0 | 5500.0 | - | - |"),
@@ -746,7 +795,7 @@ mod tests {
     fn every_missing_step_is_named() {
         assert_eq!(
             check(&parse(GOOD), 3, Clock::Host).len(),
-            14,
+            2 * COMMANDS.len(),
             "dump counts differ"
         );
         let bad = GOOD.replace("time nps-eo@fixed 2 5000000 1000000 3000000\n", "");
@@ -775,6 +824,28 @@ mod tests {
         );
         let bad = GOOD.replace("time ps-ax 2 20000000 4000000 12000000\n", "");
         assert_eq!(check(&parse(&bad), 2, Clock::Host).len(), 1);
+        // The issue's other forms are required as the first two are.
+        let bad = GOOD.replace("time nps-aux 2 8000000 2000000 5000000\n", "");
+        // Its counts made the row: no timing shows as no dumps.
+        assert_eq!(
+            check(&parse(&bad), 2, Clock::Host),
+            ["nps-aux: 0 dumps, want 2"]
+        );
+        let bad = GOOD.replace("time ps-ef@fixed 2 19000000 3000000 11000000\n", "");
+        assert_eq!(
+            check(&parse(&bad), 2, Clock::Host),
+            ["ps-ef@fixed: no numbers"]
+        );
+        let bad = GOOD.replace("count sys ps-eLf 90000\n", "");
+        assert_eq!(
+            check(&parse(&bad), 2, Clock::Host),
+            ["ps-eLf: no syscall or allocation count"]
+        );
+        let bad = GOOD.replace("count alloc nps-eLf 61000\n", "");
+        assert_eq!(
+            check(&parse(&bad), 2, Clock::Host),
+            ["nps-eLf: no syscall or allocation count"]
+        );
     }
 
     /// What the instruction clock's boot sends: population, source, one
@@ -782,6 +853,9 @@ mod tests {
     const ICOUNT: &str = "population 5001 tasks 3990 processes\n\
         nps-source nproc (the default)\n\
         time ps-ax 1 196000 90000 105000\ntime nps-ax 1 10000 8000 2000\n\
+        time ps-aux 1 230000 110000 120000\ntime nps-aux 1 11500 9000 2000\n\
+        time ps-ef 1 200000 95000 105000\ntime nps-ef 1 10000 8000 2000\n\
+        time ps-eLf 1 260000 120000 140000\ntime nps-eLf 1 13000 10000 3000\n\
         time ps-eo 1 205000 111000 94000\ntime nps-eo 1 10500 5000 5000\n\
         time proc-raw 1 37000 1000 36000\ntime nproc-raw 1 7400 1000 6000\n\
         time nps-start 1 300 200 0\nKFAST-VERDICT ok\n";
@@ -791,7 +865,7 @@ mod tests {
         let r = parse(ICOUNT);
         assert!(check(&r, 1, Clock::Instructions).is_empty());
         // The host's clock would miss parity, the fixed layout and counts.
-        assert_eq!(check(&r, 1, Clock::Host).len(), 4 + 7 + 7);
+        assert_eq!(check(&r, 1, Clock::Host).len(), 4 + 2 * COMMANDS.len());
         let t = instruction_table(&r);
         assert!(t.contains(ICOUNT_LABEL), "{t}");
         // 205,000 us = 205 M instructions, 51,378 per process.
@@ -804,11 +878,105 @@ mod tests {
             t.contains("ratio ps-ax / nps-ax: instructions 19.6x"),
             "{t}"
         );
+        assert!(
+            t.contains("ratio ps-aux / nps-aux: instructions 20.0x"),
+            "{t}"
+        );
+        assert!(
+            t.contains("ratio ps-ef / nps-ef: instructions 20.0x"),
+            "{t}"
+        );
+        assert!(
+            t.contains("ratio ps-eLf / nps-eLf: instructions 20.0x"),
+            "{t}"
+        );
         let short = ICOUNT.replace("time nps-eo 1 10500 5000 5000\n", "");
         assert_eq!(
             check(&parse(&short), 1, Clock::Instructions),
             ["nps-eo: no numbers"]
         );
+        let short = ICOUNT.replace("time ps-eLf 1 260000 120000 140000\n", "");
+        assert_eq!(
+            check(&parse(&short), 1, Clock::Instructions),
+            ["ps-eLf: no numbers"]
+        );
+    }
+
+    /// The guest's `each()` in the init script, as (label, command line
+    /// with `$EO` spelled out).
+    fn guest_commands() -> Vec<(String, String)> {
+        let script = include_str!("../../kernel/guest/nproc-bench-init.sh");
+        let body = script
+            .split("\neach() {\n")
+            .nth(1)
+            .and_then(|b| b.split("\n}\n").next())
+            .expect("each() in the init script");
+        body.lines()
+            .filter_map(|l| l.trim().strip_prefix("$f \"$@\" "))
+            .map(|l| {
+                let (label, cmd) = l.split_once(' ').expect("label and command");
+                let eo = "pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan";
+                (label.to_string(), cmd.replace("$EO", eo))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_guest_runs_every_command_in_table_order() {
+        let guest = guest_commands();
+        let labels: Vec<&str> = guest.iter().map(|(l, _)| l.as_str()).collect();
+        let want: Vec<&str> = COMMANDS.iter().map(|(l, _)| *l).collect();
+        assert_eq!(labels, want);
+        // /bin/ps as the table says; nps with the same arguments.
+        for ((label, cmd), (_, what)) in guest.iter().zip(COMMANDS) {
+            if what.starts_with(PROCPS) {
+                assert_eq!(cmd, what, "{label}");
+            }
+            if let Some(form) = label.strip_prefix("nps-").filter(|f| *f != "start") {
+                let ps = guest.iter().find(|(l, _)| *l == format!("ps-{form}"));
+                let ps = ps.expect("a ps row for every nps form").1.as_str();
+                assert_eq!(
+                    cmd.strip_prefix("/bin/nps"),
+                    ps.strip_prefix(PROCPS),
+                    "{label}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_form_has_its_ratio() {
+        for (label, _) in COMMANDS {
+            if let Some(form) = label.strip_prefix("ps-") {
+                let nps = format!("nps-{form}");
+                assert!(PAIRS.contains(&(label, nps.as_str())), "{label}");
+            }
+        }
+        for (a, b) in PAIRS {
+            for l in [a, b] {
+                assert!(COMMANDS.iter().any(|(c, _)| *c == l), "{l}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_results_file_has_every_row() {
+        let v = record(&parse(GOOD), &parse(ICOUNT));
+        let rows = |clock: &str| v[clock]["rows"].as_array().expect("rows").clone();
+        let (host, icount) = (rows("host_clock"), rows("instruction_clock"));
+        assert_eq!((host.len(), icount.len()), (26, 13));
+        let ps_elf = host
+            .iter()
+            .find(|r| r["label"] == "ps-eLf@fixed")
+            .expect("ps-eLf@fixed");
+        assert_eq!(ps_elf["runs"], "/bin/ps -eLf");
+        assert_eq!(ps_elf["randomization_off"], true);
+        assert_eq!(ps_elf["wall_us"], 28_000_000);
+        let nps_aux = icount
+            .iter()
+            .find(|r| r["label"] == "nps-aux")
+            .expect("nps-aux");
+        assert_eq!(nps_aux["runs"], "nps aux");
     }
 
     #[test]
