@@ -278,16 +278,18 @@ on_host_clock() {
 	echo "# params dumps=$DUMPS procs=$PROCS threaded=$THREADED threads=$THREADS kthreads=$KTHREADS clock=$CLOCK"
 	# jiffies (10 ms steps) unless xtask/src/guest_clock.rs could give the TSC's rate
 	echo "# clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	# ps and nps name users through NSS (glibc's files backend): without
+	# these, -u root and U root would compare two refusals, and the timed
+	# aux, -ef and -eLf would print uids on one clock and names on the
+	# other.
+	mkdir -p /etc
+	echo 'root:x:0:0:root:/:/bin/sh' > /etc/passwd
+	echo 'root:x:0:' > /etc/group
+	printf 'passwd: files\ngroup: files\n' > /etc/nsswitch.conf
 	# nps against /bin/ps on the nproc source, every form parity.sh knows
 	# (nproc/client/guest/parity.sh), before the population: a few dozen
 	# tasks keep each ps run short under TCG.
 	if [ "$CLOCK" != icount ]; then
-		# ps and nps name users through NSS (glibc's files backend):
-		# without these, -u root and U root would compare two refusals.
-		mkdir -p /etc
-		echo 'root:x:0:0:root:/:/bin/sh' > /etc/passwd
-		echo 'root:x:0:' > /etc/group
-		printf 'passwd: files\ngroup: files\n' > /etc/nsswitch.conf
 		PARITY_TRIES=10 sh /bin/nps-parity.sh /bin/nps /bin/ps > /tmp/nps-parity 2>&1 ||
 			fail "nps parity (nps-parity lines)"
 		sed 's/^/nps-parity: /' /tmp/nps-parity
