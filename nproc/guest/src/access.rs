@@ -351,6 +351,12 @@ fn mixed(root: &Path, opener: u32, sender: u32) -> Result<BTreeMap<u64, String>,
     d.map_err(|e| e.to_string())
 }
 
+/// How many times [`credentials`] compares one mount before it reports a
+/// difference: a wchan of "0" also means the task was running when read,
+/// so a task that wakes between two dumps differs by chance. A rule that
+/// does not hold differs in every try.
+const CREDENTIAL_TRIES: usize = 5;
+
 /// In a child (root, no supplementary groups): the four combinations of
 /// opener and sender, on the hidepid=invisible mount (which tasks) and on
 /// /proc (which wchans are guarded).
@@ -360,70 +366,84 @@ fn credentials(invisible: &Path, uid: u32, fails: &mut Vec<String>) {
         return fails.push(format!("setgroups: {}", std::io::Error::last_os_error()));
     }
     for root in [invisible, Path::new("/proc")] {
-        let mut got = BTreeMap::new();
-        for (opener, sender) in [(0, 0), (uid, uid), (uid, 0), (0, uid)] {
-            match mixed(root, opener, sender) {
-                Ok(d) => {
-                    got.insert((opener, sender), d);
+        let mut last = Vec::new();
+        for _ in 0..CREDENTIAL_TRIES {
+            match compare_credentials(root, uid) {
+                Ok(diffs) if diffs.is_empty() => {
+                    last.clear();
+                    break;
                 }
-                Err(e) => {
-                    return fails.push(format!(
-                        "{}: opener {opener}, sender {sender}: {e}",
-                        root.display()
-                    ))
-                }
+                Ok(diffs) => last = diffs,
+                Err(e) => return fails.push(e),
             }
         }
-        let user = &got[&(uid, uid)];
-        let admin = &got[&(0, 0)];
-        let key = |d: &BTreeMap<u64, String>| -> (BTreeSet<u64>, BTreeSet<u64>) {
-            (d.keys().copied().collect(), zero_wchan(d))
-        };
-        // Not vacuous: root sees more tasks here, or fewer guarded wchans.
-        if key(admin) == key(user) {
-            fails.push(format!(
-                "{}: root and uid {uid} saw the same, the check proves nothing",
-                root.display()
+        fails.extend(
+            last.into_iter()
+                .map(|d| format!("{d} (in each of {CREDENTIAL_TRIES} tries)")),
+        );
+    }
+}
+
+/// One comparison of the four combinations on the procfs at `root`: the
+/// differences from what uid alone sees, or why the dumps could not be
+/// made.
+fn compare_credentials(root: &Path, uid: u32) -> Result<Vec<String>, String> {
+    let mut diffs = Vec::new();
+    let mut got = BTreeMap::new();
+    for (opener, sender) in [(0, 0), (uid, uid), (uid, 0), (0, uid)] {
+        let d = mixed(root, opener, sender)
+            .map_err(|e| format!("{}: opener {opener}, sender {sender}: {e}", root.display()))?;
+        got.insert((opener, sender), d);
+    }
+    let user = &got[&(uid, uid)];
+    let admin = &got[&(0, 0)];
+    let key = |d: &BTreeMap<u64, String>| -> (BTreeSet<u64>, BTreeSet<u64>) {
+        (d.keys().copied().collect(), zero_wchan(d))
+    };
+    // Not vacuous: root sees more tasks here, or fewer guarded wchans.
+    if key(admin) == key(user) {
+        diffs.push(format!(
+            "{}: root and uid {uid} saw the same, the check proves nothing",
+            root.display()
+        ));
+    }
+    for mix in [(uid, 0), (0, uid)] {
+        // Tasks alive in both dumps: the two differ only by the rules.
+        let d = &got[&mix];
+        let common: BTreeSet<u64> = d.keys().filter(|t| user.contains_key(t)).copied().collect();
+        let extra: Vec<u64> = d
+            .keys()
+            .filter(|t| !user.contains_key(t) && admin.contains_key(t))
+            .copied()
+            .collect();
+        let zero_d: BTreeSet<u64> = zero_wchan(d).intersection(&common).copied().collect();
+        let zero_u: BTreeSet<u64> = zero_wchan(user).intersection(&common).copied().collect();
+        println!(
+            "access: {}: opener {}, sender {}: {} tasks, {} guarded wchans",
+            root.display(),
+            mix.0,
+            mix.1,
+            d.len(),
+            zero_d.len()
+        );
+        if !extra.is_empty() {
+            diffs.push(format!(
+                "{}: opener {}, sender {}: tasks uid {uid} may not list: {extra:?}",
+                root.display(),
+                mix.0,
+                mix.1
             ));
         }
-        for mix in [(uid, 0), (0, uid)] {
-            // Tasks alive in both dumps: the two differ only by the rules.
-            let d = &got[&mix];
-            let common: BTreeSet<u64> =
-                d.keys().filter(|t| user.contains_key(t)).copied().collect();
-            let extra: Vec<u64> = d
-                .keys()
-                .filter(|t| !user.contains_key(t) && admin.contains_key(t))
-                .copied()
-                .collect();
-            let zero_d: BTreeSet<u64> = zero_wchan(d).intersection(&common).copied().collect();
-            let zero_u: BTreeSet<u64> = zero_wchan(user).intersection(&common).copied().collect();
-            println!(
-                "access: {}: opener {}, sender {}: {} tasks, {} guarded wchans",
+        if zero_d != zero_u {
+            diffs.push(format!(
+                "{}: opener {}, sender {}: guarded wchans {:?}, uid {uid} alone: {:?}",
                 root.display(),
                 mix.0,
                 mix.1,
-                d.len(),
-                zero_d.len()
-            );
-            if !extra.is_empty() {
-                fails.push(format!(
-                    "{}: opener {}, sender {}: tasks uid {uid} may not list: {extra:?}",
-                    root.display(),
-                    mix.0,
-                    mix.1
-                ));
-            }
-            if zero_d != zero_u {
-                fails.push(format!(
-                    "{}: opener {}, sender {}: guarded wchans {:?}, uid {uid} alone: {:?}",
-                    root.display(),
-                    mix.0,
-                    mix.1,
-                    zero_d.symmetric_difference(&zero_u).collect::<Vec<_>>(),
-                    "(the difference)"
-                ));
-            }
+                zero_d.symmetric_difference(&zero_u).collect::<Vec<_>>(),
+                "(the difference)"
+            ));
         }
     }
+    Ok(diffs)
 }
