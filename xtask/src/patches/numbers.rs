@@ -14,7 +14,9 @@
 //!   key is read from the newest `uml-native` file, or written `KIND::KEY`
 //!   (`nproc-uml::bench.wchan.median_ns`) from the newest file of KIND.
 //! - FMT: `n` an integer (rounded), `c` an integer with thousands commas,
-//!   `f1`/`f2` one or two decimals, `x` a ratio as the series writes them
+//!   `f1`/`f2` one or two decimals, `t2` two decimals cut as the
+//!   kernel's `%zu.%02zu` of an integer division prints them (log lines
+//!   quoted in a message), `x` a ratio as the series writes them
 //!   (one decimal below 100, an integer from 100).
 //! - `>WIDTH` right-aligns the number in WIDTH columns (tables).
 //!
@@ -170,6 +172,8 @@ impl Results {
             "c" => commas(value.round() as i64),
             "f1" => format!("{value:.1}"),
             "f2" => format!("{value:.2}"),
+            // The epsilon keeps 2.38 (from 238 / 100) from flooring to 2.37.
+            "t2" => format!("{:.2}", (value * 100.0 + 1e-9).floor() / 100.0),
             "x" if value >= 99.95 => format!("{value:.0}"),
             "x" => format!("{value:.1}"),
             _ => return Err(format!("template {{{{{t}}}}}: unknown format {fmt:?}")),
@@ -286,10 +290,12 @@ mod tests {
         let src = src(&r);
         let t = "core {{n>6:a.stock_ns}} -> {{n>4:a.fast_ns}} {{x>5:a.stock_ns/a.fast_ns}}x\n\
                  module {{c:m.stock_ns}} {{x:m.stock_ns/m.fast_ns}}x\n\
-                 {{f2:i.bytes/i.symbols}} per symbol, {{n:i.bytes/1000}} KB, {{c:i.symbols}}\n";
+                 {{f2:i.bytes/i.symbols}} per symbol, {{n:i.bytes/1000}} KB, {{c:i.symbols}}\n\
+                 ({{t2:m.stock_ns/m.fast_ns}} as the kernel prints it)\n";
         assert_eq!(
             fill(t, Path::new("msg"), &src).unwrap(),
-            "core    485 ->  118   4.1x\nmodule 173,156 1968x\n2.39 per symbol, 82 KB, 34,433\n"
+            "core    485 ->  118   4.1x\nmodule 173,156 1968x\n2.39 per symbol, 82 KB, 34,433\n\
+             (1967.68 as the kernel prints it)\n"
         );
         assert_eq!(
             fill("no numbers\n", Path::new("m"), &Sources::new()).unwrap(),
