@@ -566,7 +566,7 @@ fn unvectored(raw: &[u8], charset: Charset) -> Vec<u8> {
 }
 
 /// fill_environ_cvt() (library/readproc.c): the environment as
-/// [`unvectored`] makes it, or `-` when there is none (or it could not be
+/// `unvectored()` makes it, or `-` when there is none (or it could not be
 /// read).
 pub fn environ_line(t: &Task, charset: Charset) -> Vec<u8> {
     let raw = t.environ.as_deref().unwrap_or_default();
