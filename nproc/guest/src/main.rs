@@ -206,23 +206,25 @@ struct ParityRun {
     label: Option<String>,
 }
 
-/// unshare(CLONE_NEWNS), then a procfs mounted over /proc with `options`
-/// in the new mount namespace only.
-fn private_proc(options: &str) -> Result<(), String> {
-    let c = |s: &str| std::ffi::CString::new(s).map_err(|e| e.to_string());
-    let (root, proc_, opts) = (c("/")?, c("/proc")?, c(options)?);
-    let fstype = c("proc")?;
-    // SAFETY: unshare(2) and mount(2) with NUL-terminated strings change
-    // only this process's (new) mount namespace.
+/// Makes this mount namespace's mounts private and mounts a procfs with
+/// `options` over /proc: of the caller's pid namespace, seen in this mount
+/// namespace only (the caller has unshared it).
+fn mount_private_proc(options: &str) -> std::io::Result<()> {
+    let c = |s: &str| {
+        std::ffi::CString::new(s)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (root, proc_, fstype, opts) = (c("/")?, c("/proc")?, c("proc")?, c(options)?);
+    // SAFETY: mount(2) with NUL-terminated strings; only this process's
+    // mount namespace (unshared by the caller) changes.
     let rc = unsafe {
-        if libc::unshare(libc::CLONE_NEWNS) != 0
-            || libc::mount(
-                std::ptr::null(),
-                root.as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
+        if libc::mount(
+            std::ptr::null(),
+            root.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
         {
             -1
         } else {
@@ -238,11 +240,20 @@ fn private_proc(options: &str) -> Result<(), String> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!(
-            "a private /proc ({options}): {}",
-            std::io::Error::last_os_error()
-        ))
+        Err(std::io::Error::last_os_error())
     }
+}
+
+/// unshare(CLONE_NEWNS), then a procfs mounted over /proc with `options`
+/// in the new mount namespace only.
+fn private_proc(options: &str) -> Result<(), String> {
+    // SAFETY: unshare(2) changes only this process's namespaces.
+    let unshared = if unsafe { libc::unshare(libc::CLONE_NEWNS) } == 0 {
+        mount_private_proc(options)
+    } else {
+        Err(std::io::Error::last_os_error())
+    };
+    unshared.map_err(|e| format!("a private /proc ({options}): {e}"))
 }
 
 fn parity(run: ParityRun) -> ExitCode {

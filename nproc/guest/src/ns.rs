@@ -21,38 +21,7 @@ pub enum Outcome {
 /// Mounts a procfs of the new pid namespace on /proc, in the new mount
 /// namespace only.
 fn mount_own_proc() -> Result<(), String> {
-    let c = |s: &str| std::ffi::CString::new(s).expect("no NUL");
-    let (root, proc_, fstype) = (c("/"), c("/proc"), c("proc"));
-    // SAFETY: mount(2) with NUL-terminated strings; only this mount
-    // namespace (private since unshare) changes.
-    let rc = unsafe {
-        if libc::mount(
-            std::ptr::null(),
-            root.as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        ) != 0
-        {
-            -1
-        } else {
-            libc::mount(
-                fstype.as_ptr(),
-                proc_.as_ptr(),
-                fstype.as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        }
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "mounting /proc: {}",
-            std::io::Error::last_os_error()
-        ))
-    }
+    crate::mount_private_proc("").map_err(|e| format!("mounting /proc: {e}"))
 }
 
 /// What `/proc/self` of the procfs `outer` names: this process's pid in
