@@ -20,7 +20,7 @@
 
 use crate::patches::input::diff_paths;
 use crate::{
-    env, guest_test, initramfs, kernel, kunit_counts, modules, qemu, results, run, shim_test,
+    console, env, guest_test, initramfs, kernel, ktap, kunit_counts, modules, qemu, results, run,
     Result,
 };
 use std::fs;
@@ -275,7 +275,7 @@ fn guest_run(timeout: Duration) -> Result<u8> {
     if boot.timed_out {
         failures.push(format!("timed out after {}s", timeout.as_secs()));
     }
-    failures.extend(shim_test::console_faults(&console));
+    failures.extend(console::faults("console", &console));
     failures.extend(check_result(&result));
     print_report(&result);
     if failures.is_empty() {
@@ -339,17 +339,16 @@ fn check_result(result: &str) -> Vec<String> {
     {
         bad.push("no `ok` verdict on the result channel".to_string());
     }
-    let kunit_ok = result
-        .lines()
-        .filter(|l| l.trim_start() == "ok 1 kallsyms_fast")
+    let kunit_ok = ktap::verdicts(result, "kallsyms_fast")
+        .filter(|s| *s == ktap::Status::Success)
         .count();
     if kunit_ok < 3 {
         bad.push(format!(
             "KUnit suite passed {kunit_ok} times, want 3 (boot, module loaded, after the cycles)"
         ));
     }
-    if result.lines().any(|l| l.trim_start().starts_with("not ok")) {
-        bad.push("a KUnit case failed".to_string());
+    for case in ktap::failures(result) {
+        bad.push(format!("KUnit: {case} failed"));
     }
     let module_lines: Vec<&str> = result
         .lines()

@@ -29,7 +29,7 @@
 
 use crate::uml::{self, Uml};
 use crate::{
-    env, fast, initramfs, kunit_counts, linux_source, modules, results, shim_test, Result,
+    env, fast, initramfs, ktap, kunit_counts, linux_source, modules, results, shim_test, Result,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -196,11 +196,11 @@ fn check_kunit(out: &Path) -> Vec<String> {
 /// failed, and (for runs with a module loaded) module symbols compared.
 fn kunit_failures(run: &str, text: &str) -> Vec<String> {
     let mut bad = Vec::new();
-    if !text.lines().any(|l| l.trim_start() == "ok 1 kallsyms_fast") {
+    if !ktap::verdicts(text, "kallsyms_fast").any(|s| s == ktap::Status::Success) {
         bad.push(format!("KUnit ({run}): the suite did not pass"));
     }
-    if text.lines().any(|l| l.trim_start().starts_with("not ok")) {
-        bad.push(format!("KUnit ({run}): a case failed"));
+    for case in ktap::failures(text) {
+        bad.push(format!("KUnit ({run}): {case} failed"));
     }
     if run != "boot" {
         let compared = text

@@ -40,6 +40,7 @@
 
 mod channel;
 mod compare;
+mod console;
 mod env;
 mod fast;
 mod fast_uml;
@@ -49,6 +50,7 @@ mod guest_test;
 mod initramfs;
 mod kconfig;
 mod kernel;
+mod ktap;
 mod kunit_counts;
 mod lint;
 mod linux_source;

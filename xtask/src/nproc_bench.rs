@@ -60,7 +60,7 @@
 //! seven (the timeout grows with N). The full count is `--dumps
 //! 100`.
 
-use crate::{env, guest_clock, initramfs, kernel, modules, qemu, results, run, shim_test, Result};
+use crate::{console, env, guest_clock, initramfs, kernel, modules, qemu, results, run, Result};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::PathBuf;
@@ -529,7 +529,7 @@ fn boot_on(
     if boot.timed_out {
         failures.push(format!("timed out after {}s", timeout.as_secs()));
     }
-    failures.extend(shim_test::console_faults(&console));
+    failures.extend(console::faults("console", &console));
     failures.extend(check(&r, opts.dumps, clock));
     if clock == Clock::Instructions {
         for f in &mut failures {

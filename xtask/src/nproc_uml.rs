@@ -38,7 +38,7 @@
 //! to `bench/results/YYYY-MM-DD-nproc-uml.json` (results.rs).
 
 use crate::uml;
-use crate::{env, fast, fast_uml, initramfs, linux_source, results, Result};
+use crate::{console, env, fast, fast_uml, initramfs, linux_source, results, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -142,11 +142,7 @@ pub fn run(o: &Options) -> Result<u8> {
     if dmesg.is_empty() {
         fails.push("the guest saved no kernel log (out/dmesg)".into());
     }
-    fails.extend(
-        uml::kernel_trouble(&dmesg)
-            .into_iter()
-            .map(|l| format!("kernel trouble in dmesg: {l}")),
-    );
+    fails.extend(console::faults("dmesg", &dmesg));
     match boot.verdict.as_deref() {
         Some("ok") => {}
         Some(v) => fails.push(format!("guest verdict: {v}")),

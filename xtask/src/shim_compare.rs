@@ -11,8 +11,9 @@
 //! as a failure). The guest script is `kmod-shim/guest/compare.sh`; its
 //! `kfs-shim:` console lines are the numbers.
 
+use crate::console;
 use crate::initramfs::read;
-use crate::shim_test::{build_initramfs, build_module, console_faults};
+use crate::shim_test::{build_initramfs, build_module};
 use crate::{channel, env, kernel, modules, qemu, run, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -84,7 +85,7 @@ pub fn run(opts: &Options) -> Result<u8> {
             eprintln!("{l}");
         }
     }
-    let mut fails = console_faults(&console);
+    let mut fails = console::faults("console", &console);
     if boot.timed_out {
         fails.push(format!("timed out after {}s", opts.timeout.as_secs()));
     }

@@ -10,7 +10,7 @@
 //! a static `kallsyms-bench`).
 
 use crate::initramfs::{self, read};
-use crate::{channel, env, kernel, modules, qemu, run, Result};
+use crate::{channel, console, env, kernel, modules, qemu, run, Result};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -265,34 +265,6 @@ fn report_scale(dir: &Path, scale: u32) -> Vec<String> {
     fails
 }
 
-/// Reports the console must not have: oopses, warnings, call traces and
-/// lockdep's (`WARNING: possible recursive locking detected`, `BUG:
-/// sleeping function called from invalid context`, `INFO: lockdep is
-/// turned off`, ...).
-const CONSOLE_FAULTS: &[&str] = &[
-    "Oops",
-    "WARNING:",
-    "BUG:",
-    "INFO:",
-    "Call Trace",
-    "general protection",
-    "possible recursive locking",
-    "possible circular locking",
-    "inconsistent lock state",
-];
-
-/// The console lines with any of [`CONSOLE_FAULTS`] (the first ten).
-pub(crate) fn console_faults(console: &str) -> Vec<String> {
-    console
-        .lines()
-        .filter_map(|line| {
-            let bad = CONSOLE_FAULTS.iter().find(|b| line.contains(*b))?;
-            Some(format!("console log has \"{bad}\": {}", line.trim()))
-        })
-        .take(10)
-        .collect()
-}
-
 /// Run the suite; returns the exit code.
 pub fn run(opts: &Options) -> Result<u8> {
     let t = Instant::now();
@@ -325,7 +297,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     if boot.timed_out {
         fails.push(format!("timed out after {}s", opts.timeout.as_secs()));
     }
-    fails.extend(console_faults(&console));
+    fails.extend(console::faults("console", &console));
     let ch = channel::parse(&read(&boot.result).unwrap_or_default())?;
     match ch.verdict.as_deref() {
         Some("ok") => {}
@@ -398,24 +370,5 @@ pub fn run(opts: &Options) -> Result<u8> {
     } else {
         eprintln!("shim-test: FAIL: {}", fails.join("; "));
         Ok(1)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::console_faults;
-
-    #[test]
-    fn lockdep_reports_and_traces_fail() {
-        for report in [
-            "WARNING: possible recursive locking detected",
-            "WARNING: possible circular locking dependency detected",
-            "BUG: sleeping function called from invalid context at x.c:1",
-            "INFO: lockdep is turned off.",
-        ] {
-            let log =
-                format!("kfs-shim: nmi-shim begin\n[ 1.0] {report}\nkfs-shim: nmi-shim end\n");
-            assert_eq!(console_faults(&log).len(), 1, "{report}");
-        }
     }
 }

@@ -24,7 +24,7 @@
 //! - `TMPDIR=/dev/shm`: UML maps its physical memory from a file in TMPDIR,
 //!   which must be a tmpfs that allows exec mappings.
 
-use crate::{env, kconfig, kernel, run, seed, Result};
+use crate::{console, env, kconfig, kernel, run, seed, Result};
 use std::fs;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -331,11 +331,7 @@ impl Boot {
         if self.timed_out {
             v.push(format!("timed out after {}s", timeout.as_secs()));
         }
-        v.extend(
-            kernel_trouble(&self.console)
-                .into_iter()
-                .map(|l| format!("kernel trouble: {l}")),
-        );
+        v.extend(console::faults("console", &self.console));
         v
     }
 }
@@ -437,24 +433,6 @@ fn exited_unreaped(pid: libc::pid_t) -> Result<bool> {
     Ok(unsafe { info.si_pid() } != 0)
 }
 
-/// Console lines that mean the kernel went wrong, whatever the job says.
-pub fn kernel_trouble(console: &str) -> Vec<&str> {
-    console
-        .lines()
-        .filter(|l| {
-            [
-                "Oops",
-                "BUG:",
-                "WARNING:",
-                "Kernel panic",
-                "possible recursive locking",
-            ]
-            .iter()
-            .any(|m| l.contains(m))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,12 +449,5 @@ mod tests {
                 "RUSTC=/usr/bin/rustc"
             ]
         );
-    }
-
-    #[test]
-    fn trouble_lines_are_found() {
-        let c = "ok 1 kallsyms\n[ 1.0] WARNING: CPU: 0 at x\nnot ok 2 y\n";
-        assert_eq!(kernel_trouble(c), ["[ 1.0] WARNING: CPU: 0 at x"]);
-        assert!(kernel_trouble("ok 1 a\n").is_empty());
     }
 }

@@ -15,7 +15,7 @@
 //! minutes on a fresh 2-core machine, for no additional check.)
 
 use crate::uml::{self, Uml};
-use crate::{compare, env, fast, guest_test, initramfs, modules, wchan_check, Result};
+use crate::{compare, console, env, fast, guest_test, initramfs, modules, wchan_check, Result};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -126,12 +126,9 @@ pub fn run(o: &Options) -> Result<u8> {
     if boot.timed_out {
         return fail(format!("timed out after {}s", o.timeout.as_secs()));
     }
-    let trouble = uml::kernel_trouble(&boot.console);
+    let trouble = console::faults("console", &boot.console);
     if !trouble.is_empty() {
-        return fail(format!(
-            "kernel trouble on the console:\n  {}",
-            trouble.join("\n  ")
-        ));
+        return fail(trouble.join("\n  "));
     }
     match boot.verdict.as_deref() {
         Some("ok") => {}
