@@ -14,7 +14,7 @@ pub mod capture;
 
 use kallsyms_mirror::mirror::{Mirror, MirrorModule};
 use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
-use kallsyms_mirror::{Sections, KSYM_NAME_LEN};
+use kallsyms_mirror::{OffsetEncoding, Sections, KSYM_NAME_LEN};
 
 /// Whether `addr` is encoded as an absolute per-CPU value (`--absolute-percpu`).
 pub fn is_percpu(addr: u64) -> bool {
@@ -179,7 +179,6 @@ fn encode(
     mut compress: impl FnMut(&[u8]) -> Vec<u8>,
 ) -> OwnedTables {
     let mut t = OwnedTables {
-        absolute_percpu,
         sections,
         ..Default::default()
     };
@@ -194,7 +193,10 @@ fn encode(
         .map(|s| s.addr)
         .min()
         .unwrap_or(0);
-    t.relative_base = relative_base;
+    t.encoding = OffsetEncoding::RelativeBase {
+        base: relative_base,
+        absolute_percpu,
+    };
     for (i, s) in symbols.iter().enumerate() {
         if i % 256 == 0 {
             t.markers.push(t.names.len() as u32);

@@ -882,7 +882,7 @@ fn sections_come_from_the_symbols() {
     assert_eq!(s.init_begin, 0xffff_ffff_8378_3000);
     // Absent from the slice.
     assert_eq!((s.end, s.init_end), (0, 0));
-    assert!(s.all_symbols && s.gate.is_none() && !t.absolute_percpu);
+    assert!(s.all_symbols && s.gate.is_none() && !t.encoding.absolute_percpu());
     let t = compress(&syms, &opts(false, true)).expect("builds");
-    assert!(!t.sections.all_symbols && t.absolute_percpu);
+    assert!(!t.sections.all_symbols && t.encoding.absolute_percpu());
 }
