@@ -281,3 +281,19 @@ pub fn kernel_src() -> std::path::PathBuf {
         .unwrap_or_else(|| "/var/cache/kallsyms-fast".into())
         .join("src/linux-source-6.12")
 }
+
+/// Re-encodes `t`'s `kallsyms_offsets` as Linux 7.3's PC-relative entries
+/// with the table at `table_addr` (`addr - (table_addr + 4 * i)`), keeping
+/// every symbol's address. Panics when an address is out of 32-bit reach,
+/// as the linker would refuse it.
+pub fn to_pc_relative(t: &mut OwnedTables, table_addr: u64) {
+    let addrs: Vec<u64> = {
+        let v = t.view();
+        (0..v.len()).map(|i| v.sym_address(i).unwrap()).collect()
+    };
+    for (i, (o, a)) in t.offsets.iter_mut().zip(addrs).enumerate() {
+        let entry = table_addr.wrapping_add(4 * i as u64);
+        *o = i32::try_from(a.wrapping_sub(entry) as i64).expect("within 32-bit reach");
+    }
+    t.encoding = OffsetEncoding::PcRelative { table_addr };
+}
