@@ -4,12 +4,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use kallsyms_mirror::build::encode_kernel_order;
+use kallsyms_mirror::build::{encode_kernel_order_with, CompressOptions};
+use kallsyms_mirror::layout::{KernelLayout, SeenTables};
 use kallsyms_mirror::mirror::{sections_from_symbols, Mirror, MirrorModule};
 use kallsyms_mirror::module::{MemRegion, ModuleLayout};
 use kallsyms_mirror::owned::RawSymbol;
 use kallsyms_mirror::parse::machine::Machine;
-use kallsyms_mirror::parse::regions::{machine_layouts, LayoutSource, DEFAULT_PAGE_SIZE};
+use kallsyms_mirror::parse::regions::{machine_layouts_for, LayoutSource, DEFAULT_PAGE_SIZE};
 
 /// A loaded mirror and what loading it cost.
 pub struct Loaded {
@@ -51,12 +52,33 @@ fn to_mirror_layout(exact: &kallsyms_mirror::parse::ModuleLayout) -> ModuleLayou
 pub fn mirror_of(machine: Machine, parse: Duration) -> Result<Loaded, String> {
     let t0 = Instant::now();
     let sections = sections_from_symbols(&machine.core);
-    let abs = absolute_percpu(&machine.core, sections.stext);
-    let tables = encode_kernel_order(&machine.core, abs, sections)
+    // The kernel's own encoding when its list shows it: 7.3 (no
+    // kallsyms_relative_base, kallsyms_offsets listed) is re-encoded
+    // PC-relative at its own kallsyms_offsets; otherwise 6.12's. Lookups
+    // answer the same either way.
+    let seen = SeenTables::of_symbols(&machine.core);
+    let opts = match seen {
+        Some(SeenTables {
+            layout: KernelLayout::Linux7_3,
+            offsets_addr: Some(at),
+        }) => CompressOptions {
+            layout: KernelLayout::Linux7_3,
+            pc_relative: true,
+            offsets_addr: at,
+            ..Default::default()
+        },
+        _ => CompressOptions {
+            absolute_percpu: absolute_percpu(&machine.core, sections.stext),
+            ..Default::default()
+        },
+    };
+    let tables = encode_kernel_order_with(&machine.core, &opts, sections)
         .map_err(|e| format!("{}/proc/kallsyms: {e}", machine.root.display()))?;
     let encode = t0.elapsed();
     let t1 = Instant::now();
-    let layouts = machine_layouts(&machine, DEFAULT_PAGE_SIZE);
+    // The module rules of the kernel the tables show (6.12 when unknown).
+    let kernel = seen.map_or(KernelLayout::Linux6_12, |s| s.layout);
+    let layouts = machine_layouts_for(&machine, DEFAULT_PAGE_SIZE, kernel);
     // Modules without symbols never resolve anything: they do not count.
     let exact = machine
         .modules
