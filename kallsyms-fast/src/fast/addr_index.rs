@@ -127,10 +127,7 @@ impl AddrIndexLayout {
         // Positions first..n: block 0 takes FAN - lead of them, every
         // later block FAN.
         let indexed = n.saturating_sub(first);
-        let blocks = indexed
-            .saturating_add(lead)
-            .div_ceil(FAN)
-            .max(1);
+        let blocks = indexed.saturating_add(lead).div_ceil(FAN).max(1);
         let mut level_start = [0usize; MAX_LEVELS];
         let mut level_len = [0usize; MAX_LEVELS];
         let mut len = blocks;
@@ -335,7 +332,10 @@ pub fn build_addr_index<'a>(
     }
     // One past the last record: the end of the last block's records.
     let end = u32::try_from(off).map_err(|_| TableError::TooShort("kallsyms_names"))?;
-    let i = layout.rec_start.checked_add(layout.blocks).ok_or_else(short)?;
+    let i = layout
+        .rec_start
+        .checked_add(layout.blocks)
+        .ok_or_else(short)?;
     *keys.get_mut(i).ok_or_else(short)? = end;
     // Level 0: the key of every block's first symbol; level i + 1: every
     // FAN-th key of level i.

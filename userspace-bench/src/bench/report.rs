@@ -33,6 +33,9 @@ pub struct Row {
     /// loads (median of the workload's rounds), ns; 0 for none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_ns: Option<f64>,
+    /// The address index's extra bytes per core symbol (layout A/B rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_bytes_per_symbol: Option<f64>,
 }
 
 /// What an algorithm costs per module, besides its lookups.
@@ -76,6 +79,7 @@ impl Workload {
                 extra_bytes: None,
                 mirror_bytes: None,
                 load_ns: None,
+                index_bytes_per_symbol: None,
             })
             .collect();
         Self {
@@ -86,6 +90,12 @@ impl Workload {
     }
 
     /// Records the per-module costs of the row named `algo`.
+    pub fn set_bytes_per_symbol(&mut self, algo: &str, bytes: f64) {
+        for r in self.rows.iter_mut().filter(|r| r.algo == algo) {
+            r.index_bytes_per_symbol = Some(bytes);
+        }
+    }
+
     pub fn set_cost(&mut self, algo: &str, cost: ModuleCost) {
         for r in self.rows.iter_mut().filter(|r| r.algo == algo) {
             r.extra_bytes = Some(cost.extra_bytes);
