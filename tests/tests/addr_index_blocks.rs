@@ -7,7 +7,9 @@
 //! - the layout's `lead` is that position, and every block but the first
 //!   starts a line;
 //! - every block's record offset is the record's real offset (the walk
-//!   from its marker), and the last word is the end of the last record;
+//!   from its marker), the last word is the end of the last record, and
+//!   every record found from its block (the name index's way) is the
+//!   record at that position;
 //! - at the first two and last two symbols of every block (where a wrong
 //!   boundary, record offset or next-block end would show), and inside
 //!   and just before them, the fast path's position, size, offset and name
@@ -157,8 +159,16 @@ fn blocks_follow_offsets_lines_at_every_alignment() {
                 "record offset of block {b} (lead {lead})"
             );
         }
+        // Every record by position, as the name index finds them (from
+        // the block's first record), and the end of the last one.
+        let addr = AddrIndex::from_parts(l, &ix.words, &ix.deltas);
         let mut end = 0;
-        for _ in 0..view.len() {
+        for p in 0..view.len() {
+            assert_eq!(
+                addr.name_offset_by_block(&view, p),
+                Some(end),
+                "record {p} (lead {lead})"
+            );
             end = skip_record(&view, end).expect("record");
         }
         assert_eq!(ix.words[l.rec_start + l.blocks] as usize, end);

@@ -459,8 +459,8 @@ impl<'a> AddrIndex<'a> {
     /// Starts the loads of what the answer's name needs once its position
     /// in `lo..hi` (block `block`) is known: the block's name deltas (32
     /// bytes, which may straddle two lines) and the lines of its records
-    /// in `kallsyms_names`, up to [`RECORD_LINES`] of them. They then load
-    /// beside the block's line of `kallsyms_offsets` instead of after it.
+    /// in `kallsyms_names`. They then load beside the block's line of
+    /// `kallsyms_offsets` instead of after it.
     #[inline(always)]
     fn prefetch_block(&self, t: &KallsymsTables<'_>, block: usize, lo: usize, hi: usize) {
         for p in [lo, hi.saturating_sub(1)] {
@@ -468,13 +468,17 @@ impl<'a> AddrIndex<'a> {
                 prefetch_line(d);
             }
         }
-        let r = self.layout.rec_start.saturating_add(block);
-        let (Some(&r0), Some(&r1)) = (self.keys.get(r), self.keys.get(r.saturating_add(1))) else {
-            return;
-        };
-        let (Ok(r0), Ok(r1)) = (usize::try_from(r0), usize::try_from(r1)) else {
-            return;
-        };
+        self.prefetch_records(t, block);
+    }
+
+    /// Starts the loads of the lines holding block `block`'s records, up
+    /// to [`RECORD_LINES`] of them; returns the block's first record
+    /// offset.
+    #[inline(always)]
+    fn prefetch_records(&self, t: &KallsymsTables<'_>, block: usize) -> Option<usize> {
+        let r = self.layout.rec_start.checked_add(block)?;
+        let r0 = usize::try_from(*self.keys.get(r)?).ok()?;
+        let r1 = usize::try_from(*self.keys.get(r.checked_add(1)?)?).ok()?;
         // One touch per 64 bytes from the first record, and the last
         // record's last byte, whose line the steps may pass over.
         let mut off = r0;
@@ -492,6 +496,28 @@ impl<'a> AddrIndex<'a> {
                 prefetch_line(b);
             }
         }
+        Some(r0)
+    }
+
+    /// Byte offset of record `pos` in `kallsyms_names`, for a lookup that
+    /// starts from a position, not an address (the name index): its
+    /// block's lines of records are fetched at once and the offset walked
+    /// from the block's first record (at most 15 records), so that the
+    /// record costs one round of misses, not two (the delta's line, then
+    /// the record's). Same answer as [`name_offset`](Self::name_offset).
+    #[inline]
+    pub fn name_offset_by_block(&self, t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
+        let l = &self.layout;
+        let Some(rel) = pos.checked_sub(l.first).filter(|_| pos < t.len()) else {
+            return self.name_offset(t, pos);
+        };
+        let block = rel.checked_add(l.lead)? / FAN;
+        let start = l.block_start(block)?;
+        let mut off = self.prefetch_records(t, block)?;
+        for _ in start..pos {
+            off = skip_record(t, off)?;
+        }
+        Some(off)
     }
 
     /// The leaf block whose first key is the last one not above `q`, from

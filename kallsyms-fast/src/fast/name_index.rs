@@ -28,6 +28,7 @@ use xxhash_rust::xxh64::xxh64;
 
 use crate::fast::addr_index::AddrIndex;
 use crate::fast::expand::TokenSlots;
+use crate::fast::prefetch::prefetch_line;
 use crate::module::ModuleSymtab;
 use crate::name::{name_equals, NameBuf};
 use crate::tables::{pos32, KallsymsTables, TableError};
@@ -299,7 +300,12 @@ impl<'a> NameIndex<'a> {
             return None;
         }
         for pos in self.candidates(name) {
-            let off = addr.name_offset(t, pos)?;
+            // A match is read for its address next: start that line's
+            // load now, beside the record's.
+            if let Some(o) = t.offsets.get(pos) {
+                prefetch_line(o);
+            }
+            let off = addr.name_offset_by_block(t, pos)?;
             if name_equals(t, off, name)? {
                 return Some(pos);
             }
