@@ -443,9 +443,11 @@ impl<'a> AddrIndex<'a> {
             _ => cand,
         };
         // The end is the next address above `start`. For the block's last
-        // symbol that is, unless it is an alias, the next block's first
-        // address, which its key gives without a load of the next line of
-        // `kallsyms_offsets`.
+        // symbol that is the next block's first address, which its key
+        // gives without a load of the next line of `kallsyms_offsets`.
+        // (Were that address `start`, the tree would have routed to the
+        // next block; the test keeps wrong storage from giving a size of
+        // 0.)
         let next = cand.saturating_add(1);
         let end = match w.next_addr {
             Some(a) if next == w.hi && a > start => a,

@@ -249,8 +249,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
         &uniform,
         linear_ops,
         rounds,
-        blaze.as_ref(),
-        Some(&ab),
+        Also {
+            blaze: blaze.as_ref(),
+            layouts: Some(&ab),
+        },
         false,
     ));
     eprintln!("kallsyms-bench: in-kernel streams...");
@@ -260,8 +262,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
         &kcore,
         linear_ops,
         rounds,
-        None,
-        Some(&ab),
+        Also {
+            blaze: None,
+            layouts: Some(&ab),
+        },
         false,
     ));
     report.push(address_workload(
@@ -270,8 +274,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
         &kzipf,
         linear_ops,
         rounds,
-        None,
-        Some(&ab),
+        Also {
+            blaze: None,
+            layouts: Some(&ab),
+        },
         true,
     ));
     eprintln!("kallsyms-bench: wchan mix...");
@@ -281,8 +287,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
         &wchan,
         linear_ops,
         rounds,
-        blaze.as_ref(),
-        Some(&ab),
+        Also {
+            blaze: blaze.as_ref(),
+            layouts: Some(&ab),
+        },
         true,
     ));
     eprintln!("kallsyms-bench: large module...");
@@ -385,16 +393,25 @@ fn blaze_cases<'a>(b: &'a Blaze, addrs: &'a [u64]) -> Vec<Case<'a>> {
     ]
 }
 
+/// What an address workload runs beside the mainline and fast rows.
+#[derive(Clone, Copy)]
+struct Also<'a> {
+    /// blazesym's rows.
+    blaze: Option<&'a Blaze>,
+    /// The address index layouts' core-only rows.
+    layouts: Option<&'a Layouts<'a>>,
+}
+
 fn address_workload(
     title: &str,
     m: &Mirror,
     addrs: &[u64],
     linear_ops: usize,
     rounds: usize,
-    blaze: Option<&Blaze>,
-    layouts: Option<&Layouts<'_>>,
+    also: Also<'_>,
     wchan: bool,
 ) -> Workload {
+    let Also { blaze, layouts } = also;
     let ops = addrs.len();
     let mut cases = if wchan {
         vec![
