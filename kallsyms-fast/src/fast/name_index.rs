@@ -296,6 +296,32 @@ impl<'a> NameIndex<'a> {
         addr: &AddrIndex<'_>,
         name: &[u8],
     ) -> Option<usize> {
+        self.lookup_by(t, addr, name, |off| name_equals(t, off, name))
+    }
+
+    /// [`lookup`](Self::lookup), comparing names through the token slots
+    /// (what [`FastCore::lookup_name`](crate::fast::FastCore::lookup_name)
+    /// calls).
+    pub fn lookup_with_slots(
+        &self,
+        t: &KallsymsTables<'_>,
+        addr: &AddrIndex<'_>,
+        tokens: &TokenSlots,
+        name: &[u8],
+    ) -> Option<usize> {
+        self.lookup_by(t, addr, name, |off| tokens.name_equals(t, off, name))
+    }
+
+    /// The first candidate whose record (at the offset passed to `equals`)
+    /// is `name`.
+    #[inline(always)]
+    fn lookup_by(
+        &self,
+        t: &KallsymsTables<'_>,
+        addr: &AddrIndex<'_>,
+        name: &[u8],
+        equals: impl Fn(usize) -> Option<bool>,
+    ) -> Option<usize> {
         if name.is_empty() {
             return None;
         }
@@ -306,7 +332,7 @@ impl<'a> NameIndex<'a> {
                 prefetch_line(o);
             }
             let off = addr.name_offset_by_block(t, pos)?;
-            if name_equals(t, off, name)? {
+            if equals(off)? {
                 return Some(pos);
             }
         }
