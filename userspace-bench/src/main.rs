@@ -83,6 +83,22 @@ enum Command {
         #[arg(long, conflicts_with = "results")]
         no_record: bool,
     },
+    /// One algorithm over one of the benchmark's address streams, nothing else: for
+    /// callgrind/cachegrind (`--toggle-collect='*profile_loop*'`) or perf stat.
+    Profile {
+        /// Root of the machine's files.
+        #[arg(long, default_value = "/")]
+        root: PathBuf,
+        /// uniform, wchan, kernel-core (patch 5's core-uniform) or kernel-zipf.
+        #[arg(long, default_value = "uniform")]
+        stream: String,
+        /// mainline, fast, cached, or a core-only index layout: current, tree (main), buckets (7da9f19).
+        #[arg(long, default_value = "fast")]
+        algo: String,
+        /// Lookups to run, cycling over the stream (0: the setup alone).
+        #[arg(long, default_value_t = 50_000)]
+        ops: usize,
+    },
     /// Load and enable the kmod-shim kernel module; time /proc/PID/wchan reads.
     Shim(shim::ShimArgs),
 }
@@ -118,6 +134,17 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())
         }
         Some(Command::Shim(args)) => shim::run(&args),
+        Some(Command::Profile {
+            root,
+            stream,
+            algo,
+            ops,
+        }) => bench::profile(&bench::ProfileOptions {
+            root,
+            stream,
+            algo,
+            ops,
+        }),
         Some(Command::Bench {
             root,
             json,

@@ -4,42 +4,63 @@
 //! # Layout and cost
 //!
 //! The indexed positions (from the first symbol at or above the lowest
-//! section start to the last) are cut into blocks of [`FAN`] = 16
-//! consecutive symbols. A small static search tree routes an address to
-//! its block: level 0 holds the address (as a `u32` distance from the
-//! first indexed symbol) of every block's first symbol, level 1 every 16th
-//! key of level 0, and so on up to a level of at most 16 keys. Every node
-//! is 16 keys, one 64-byte cache line, searched by counting the keys not
-//! above the address (no branch on the data). The answer is then the last
-//! of the block's 16 addresses in the kernel's own `kallsyms_offsets` not
-//! above the address: one or two lines, counted the same way.
+//! section start to the last) are cut into blocks that follow the 64-byte
+//! cache lines of the kernel's own `kallsyms_offsets`: every block but the
+//! first is the [`FAN`] = 16 entries of one line, the first block the
+//! entries from the first indexed one to the end of its line. A small
+//! static search tree routes an address to its block: level 0 holds the
+//! address (as a `u32` distance from the first indexed symbol) of every
+//! block's first symbol, level 1 every 16th key of level 0, and so on up to
+//! a level of at most 16 keys. Every node is 16 keys, one 64-byte line.
+//! The top level is searched by counting the keys not above the address;
+//! a full node below it, whose first key is known not to be above, by a
+//! branchless binary search of four compares and conditional moves (no
+//! branch on the data, and a quarter of the counting's instructions, which
+//! were most of a lookup's). The answer is then the last of the block's
+//! addresses not above the address: one line of `kallsyms_offsets`,
+//! ranked the same way.
 //!
-//! Why a tree and not address buckets: an earlier layout cut the address
-//! range into equal buckets (n / 2 of them), which costs the same memory
-//! but not the same time. Kernel symbols are anything but evenly spread:
-//! with `CONFIG_KALLSYMS_ALL`, one 4 KiB page of `.data.once` holds over a
-//! thousand one-byte `__already_done.N` flags. On a 6.12 UML defconfig a
-//! lookup of a uniformly drawn symbol landed in a bucket of 42 candidates
-//! on average, a binary search of 5-6 dependent loads over several lines.
-//! The tree's cost does not depend on density: its upper levels (1/16 and
-//! 1/256 of the table) stay in the cache, and a lookup misses on the leaf
-//! block's line(s) of `kallsyms_offsets`, then the name record.
+//! Beside the keys, the index keeps the byte offset in `kallsyms_names` of
+//! every block's first record (and one past the last record). As soon as
+//! the tree has chosen the block, the lines holding the block's records
+//! are prefetched, together with the block's name deltas, while the
+//! block's line of `kallsyms_offsets` is loaded and counted: the answer's
+//! record is one of them. A cold lookup so waits for one round of cache
+//! misses (the offsets line, with the record and delta lines in flight
+//! beside it) after the tree, whose upper levels (1/16 and 1/256 of the
+//! table) and level 0 (a 64-byte line per 256 symbols) stay in the cache.
+//! The tree layout before this one waited for two rounds: the offsets
+//! line, then, once the position was known, the record. Address buckets
+//! (the layout before that) also waited for two: the bucket, then the
+//! offsets and the record.
+//!
+//! Why a tree and not address buckets: kernel symbols are anything but
+//! evenly spread: with `CONFIG_KALLSYMS_ALL`, one 4 KiB page of
+//! `.data.once` holds over a thousand one-byte `__already_done.N` flags.
+//! On a 6.12 UML defconfig a lookup of a uniformly drawn symbol landed in
+//! an equal address bucket of 42 candidates on average, a binary search
+//! of 5-6 dependent loads over several lines. The tree's cost does not
+//! depend on density.
 //!
 //! The record of position `pos` is `markers[pos / 256] + name_delta[pos]`:
 //! two independent loads instead of the kernel's walk of up to 255
 //! records. `name_delta[pos]` is the byte offset of record `pos` from its
 //! marker; a block of 256 records longer than 64 KiB (never seen in a real
 //! kernel) stores `u16::MAX` and falls back to the walk, still correct.
-//! The delta line of the leaf block is prefetched as soon as the block is
-//! known, while its addresses are counted.
 //!
 //! A key is a `u32` distance, saturated: an address 4 GiB or more above
 //! the first indexed symbol (never in a kernel image, whose relative
 //! offsets are 32-bit; possible only in a hostile table) cannot be routed
 //! exactly, so such lookups take a plain binary search.
 //!
-//! Memory: the keys take about 4 / 15 of a byte per symbol, `name_delta`
-//! 2 bytes per symbol: under 2.3 bytes per symbol in all.
+//! Block boundaries depend only on where `kallsyms_offsets` lies in memory
+//! (the layout records them), never on the answers: an index used over a
+//! copy of the table at another alignment still answers exactly, only its
+//! blocks straddle two lines.
+//!
+//! Memory: the keys take about 4 / 15 of a byte per symbol, the block
+//! record offsets 1 / 4, `name_delta` 2 bytes: about 2.5 bytes per symbol
+//! in all.
 
 use super::prefetch::prefetch_line;
 use super::SymbolPos;
@@ -68,6 +89,12 @@ pub struct AddrIndexLayout {
     /// Lowest indexed address (the address of `first`): keys are
     /// distances from it.
     pub lo: u64,
+    /// Entries of `first`'s line of `kallsyms_offsets` before `first`
+    /// (0..FAN): block 0 is `first..first + FAN - lead`, block `b > 0`
+    /// starts at `first + b * FAN - lead`.
+    pub lead: usize,
+    /// Number of blocks (level 0 keys).
+    pub blocks: usize,
     /// Number of tree levels (at least 1).
     pub levels: usize,
     /// Start of each level's keys in the key storage (level 0, the
@@ -75,8 +102,13 @@ pub struct AddrIndexLayout {
     pub level_start: [usize; MAX_LEVELS],
     /// Number of keys of each level.
     pub level_len: [usize; MAX_LEVELS],
-    /// Number of `u32` key words, all levels together (the storage's
-    /// historical name: it held address buckets before the tree).
+    /// Start, in the key storage, of the `blocks + 1` record offsets: the
+    /// byte offset in `kallsyms_names` of each block's first record, then
+    /// the end of the last record.
+    pub rec_start: usize,
+    /// Number of `u32` words, tree keys and record offsets together (the
+    /// storage's historical name: it held address buckets before the
+    /// tree).
     pub bucket_words: usize,
     /// Number of `u16` name deltas (one per symbol).
     pub delta_words: usize,
@@ -95,9 +127,17 @@ impl AddrIndexLayout {
         }
         let first = partition_point(t, 0, n, |a| a < floor).min(n.saturating_sub(1));
         let lo = t.sym_address(first).unwrap_or(0);
+        // Where `first`'s entry sits in its 64-byte line (entries are 4
+        // bytes, 4-aligned): only the address is used, never dereferenced.
+        let entry = (t.offsets.as_ptr() as usize).wrapping_add(first.wrapping_mul(4));
+        let lead = entry % 64 / 4;
+        // Positions first..n: block 0 takes FAN - lead of them, every
+        // later block FAN.
+        let indexed = n.saturating_sub(first);
+        let blocks = indexed.saturating_add(lead).div_ceil(FAN).max(1);
         let mut level_start = [0usize; MAX_LEVELS];
         let mut level_len = [0usize; MAX_LEVELS];
-        let mut len = n.saturating_sub(first).div_ceil(FAN).max(1);
+        let mut len = blocks;
         let mut total = 0usize;
         let mut levels = 0usize;
         for (start, l) in level_start.iter_mut().zip(level_len.iter_mut()) {
@@ -115,10 +155,13 @@ impl AddrIndexLayout {
         Self {
             first,
             lo,
+            lead,
+            blocks,
             levels,
             level_start,
             level_len,
-            bucket_words: total,
+            rec_start: total,
+            bucket_words: total.saturating_add(blocks).saturating_add(1),
             delta_words: n,
         }
     }
@@ -129,6 +172,36 @@ impl AddrIndexLayout {
             .saturating_mul(4)
             .saturating_add(self.delta_words.saturating_mul(2))
     }
+
+    /// First position of block `b` (`first` for block 0); `None` past the
+    /// arithmetic's range (never for a block of the table).
+    #[inline]
+    pub fn block_start(&self, b: usize) -> Option<usize> {
+        if b == 0 {
+            return Some(self.first);
+        }
+        // lead < FAN <= b * FAN: no underflow.
+        b.checked_mul(FAN)?
+            .checked_add(self.first)?
+            .checked_sub(self.lead)
+    }
+}
+
+/// Most lines of a block's name records [`AddrIndex`] prefetches: 16
+/// records of a C kernel take 150-250 bytes (3-5 lines); a block of long
+/// Rust names past this is fetched on demand, as before.
+pub const RECORD_LINES: usize = 8;
+
+/// The positions `lo..hi` a lookup searches, and the address of position
+/// `hi` when the index knows it (the next block's key).
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    lo: usize,
+    hi: usize,
+    next_addr: Option<u64>,
+    /// The tree chose this block: its first address is not above the
+    /// address looked up.
+    routed: bool,
 }
 
 /// The address index, borrowing its storage.
@@ -214,6 +287,38 @@ fn count_keys_le(keys: &[u32], q: u32) -> usize {
     count_where(keys, |k| k <= q)
 }
 
+/// How many of a full node's sorted values satisfy `le` (are not above
+/// the query), when the first one is known to: a branchless binary search,
+/// four steps of a compare and a conditional move over the node's one or
+/// two lines, where counting takes sixteen compares and adds. A lookup
+/// runs this on every level below the top and on its leaf, and the tree's
+/// counts were most of its instructions. Values that break the premise
+/// (never in an index this module built) give a wrong rank, not a panic.
+#[inline(always)]
+fn rank_from_first<T: Copy>(node: &[T; FAN], le: impl Fn(T) -> bool) -> usize {
+    let mut i = 0usize;
+    for step in [FAN / 2, FAN / 4, FAN / 8, FAN / 16] {
+        // i <= FAN - 2 * step before each step, so j <= FAN - 1.
+        let j = i.wrapping_add(step);
+        let take = node.get(j).is_some_and(|&x| le(x));
+        i = if take { j } else { i };
+    }
+    i.wrapping_add(1)
+}
+
+/// How many of the full leaf `lo..lo + FAN`'s addresses are not above
+/// `addr`, given that the first is not (the tree routed `addr` here).
+#[inline(always)]
+fn rank_addrs_le(t: &KallsymsTables<'_>, lo: usize, addr: u64) -> Option<usize> {
+    let offs = t.offsets.get(lo..)?.first_chunk::<FAN>()?;
+    let base = t.relative_base;
+    Some(if t.absolute_percpu {
+        rank_from_first(offs, |o| decode_offset(o, base, true) <= addr)
+    } else {
+        rank_from_first(offs, |o| decode_offset(o, base, false) <= addr)
+    })
+}
+
 /// How many positions of `lo..hi` have an address not above `addr` (the
 /// first position above `addr`, minus `lo`: addresses ascend).
 #[inline(always)]
@@ -251,9 +356,10 @@ fn count_where_indexed<T: Copy>(s: &[T], f: impl Fn(usize, T) -> bool) -> usize 
     }
 }
 
-/// Fills `keys` (the layout's `bucket_words` words) and `name_delta` for
-/// `t`. The table must have passed [`KallsymsTables::validate`]; the
-/// storage must have the sizes `layout` gives.
+/// Fills `keys` (the layout's `bucket_words` words: tree keys and block
+/// record offsets) and `name_delta` for `t`. The table must have passed
+/// [`KallsymsTables::validate`]; the storage must have the sizes `layout`
+/// gives.
 pub fn build_addr_index<'a>(
     t: &KallsymsTables<'_>,
     layout: AddrIndexLayout,
@@ -264,41 +370,66 @@ pub fn build_addr_index<'a>(
     if keys.len() < layout.bucket_words || name_delta.len() < layout.delta_words {
         return Err(TableError::TooShort("index storage"));
     }
-    // Name deltas: one walk over all records.
+    let short = || TableError::TooShort("index storage");
+    // Name deltas and the blocks' record offsets: one walk over all
+    // records.
     let mut off = 0usize;
     let mut block_start = 0usize;
+    let mut next_block = 0usize;
     for (p, slot) in name_delta.iter_mut().take(n).enumerate() {
         if p % MARKER_STRIDE == 0 {
             block_start = off;
         }
         // off >= block_start: offsets only grow.
         *slot = u16::try_from(off.saturating_sub(block_start)).unwrap_or(u16::MAX);
+        if next_block < layout.blocks && layout.block_start(next_block) == Some(p) {
+            let r = u32::try_from(off).map_err(|_| TableError::TooShort("kallsyms_names"))?;
+            let i = layout.rec_start.checked_add(next_block).ok_or_else(short)?;
+            *keys.get_mut(i).ok_or_else(short)? = r;
+            next_block = next_block.saturating_add(1);
+        }
         off = skip_record(t, off).ok_or(TableError::BadNameRecord { pos: pos32(p) })?;
     }
+    if next_block != layout.blocks {
+        return Err(TableError::TooShort("kallsyms_offsets"));
+    }
+    // One past the last record: the end of the last block's records.
+    let end = u32::try_from(off).map_err(|_| TableError::TooShort("kallsyms_names"))?;
+    let i = layout
+        .rec_start
+        .checked_add(layout.blocks)
+        .ok_or_else(short)?;
+    *keys.get_mut(i).ok_or_else(short)? = end;
     // Level 0: the key of every block's first symbol; level i + 1: every
     // FAN-th key of level i.
     let levels = layout.levels.min(MAX_LEVELS);
-    let mut stride = FAN;
     for lvl in 0..levels {
         let (Some(&start), Some(&len)) = (layout.level_start.get(lvl), layout.level_len.get(lvl))
         else {
             break;
         };
-        let level = keys
-            .get_mut(start..start.saturating_add(len))
-            .ok_or(TableError::TooShort("index storage"))?;
-        for (j, k) in level.iter_mut().enumerate() {
-            let pos = j
-                .checked_mul(stride)
-                .and_then(|d| d.checked_add(layout.first))
-                .filter(|&p| p < n)
-                .ok_or(TableError::TooShort("kallsyms_offsets"))?;
-            let a = t
-                .sym_address(pos)
-                .ok_or(TableError::TooShort("kallsyms_offsets"))?;
-            *k = key_of(layout.lo, a);
+        for j in 0..len {
+            let k = if lvl == 0 {
+                let a = layout
+                    .block_start(j)
+                    .filter(|&p| p < n)
+                    .and_then(|p| t.sym_address(p))
+                    .ok_or(TableError::TooShort("kallsyms_offsets"))?;
+                key_of(layout.lo, a)
+            } else {
+                // The level below starts at level_start[lvl - 1].
+                let below = layout
+                    .level_start
+                    .get(lvl.wrapping_sub(1))
+                    .copied()
+                    .and_then(|b| j.checked_mul(FAN)?.checked_add(b))
+                    .and_then(|i| keys.get(i).copied())
+                    .ok_or_else(short)?;
+                below
+            };
+            let i = start.checked_add(j).ok_or_else(short)?;
+            *keys.get_mut(i).ok_or_else(short)? = k;
         }
-        stride = stride.saturating_mul(FAN);
     }
     Ok(AddrIndex {
         layout,
@@ -317,10 +448,11 @@ impl<'a> AddrIndex<'a> {
     #[inline]
     pub fn symbol_pos(&self, t: &KallsymsTables<'_>, s: &Sections, addr: u64) -> Option<SymbolPos> {
         let n = t.len();
-        let (lo, hi) = self.window(t, addr)?;
-        let upper = match hi.checked_sub(lo) {
-            Some(w) if w <= FAN => lo.saturating_add(count_addrs_le(t, lo, hi, addr)),
-            _ => upper_bound(t, lo, hi, addr),
+        let w = self.window(t, addr)?;
+        let upper = match w.hi.checked_sub(w.lo) {
+            Some(FAN) if w.routed => w.lo.saturating_add(rank_addrs_le(t, w.lo, addr)?),
+            Some(len) if len <= FAN => w.lo.saturating_add(count_addrs_le(t, w.lo, w.hi, addr)),
+            _ => upper_bound(t, w.lo, w.hi, addr),
         };
         // Positions are below n, so upper - 1 is one, or 0 for an address
         // below every symbol (the kernel's get_symbol_pos() answers 0).
@@ -334,7 +466,17 @@ impl<'a> AddrIndex<'a> {
             }
             _ => cand,
         };
-        let end = t.symbol_end(s, cand.saturating_add(1), start, addr)?;
+        // The end is the next address above `start`. For the block's last
+        // symbol that is the next block's first address, which its key
+        // gives without a load of the next line of `kallsyms_offsets`.
+        // (Were that address `start`, the tree would have routed to the
+        // next block; the test keeps wrong storage from giving a size of
+        // 0.)
+        let next = cand.saturating_add(1);
+        let end = match w.next_addr {
+            Some(a) if next == w.hi && a > start => a,
+            _ => t.symbol_end(s, next, start, addr)?,
+        };
         Some(SymbolPos {
             pos,
             size: end.wrapping_sub(start),
@@ -342,37 +484,112 @@ impl<'a> AddrIndex<'a> {
         })
     }
 
-    /// The positions `lo..hi` among which the answer for `addr` is the
-    /// last one whose address is not above `addr`: the leaf block the tree
-    /// routes to, or the unindexed low positions, or the whole table for
-    /// an address the keys cannot route.
+    /// The positions among which the answer for `addr` is the last one
+    /// whose address is not above `addr`: the leaf block the tree routes
+    /// to, or the unindexed low positions, or the whole table for an
+    /// address the keys cannot route. Starts the loads of the block's name
+    /// records and deltas.
     #[inline]
-    fn window(&self, t: &KallsymsTables<'_>, addr: u64) -> Option<(usize, usize)> {
+    fn window(&self, t: &KallsymsTables<'_>, addr: u64) -> Option<Window> {
         let n = t.len();
         let l = &self.layout;
+        let whole = |lo, hi| Window {
+            lo,
+            hi,
+            next_addr: None,
+            routed: false,
+        };
         if addr < l.lo {
             // Below the first indexed symbol; position `first` is above
             // `addr`, so the window may stop before it.
-            return Some((0, l.first.min(n)));
+            return Some(whole(0, l.first.min(n)));
         }
         let q = key_of(l.lo, addr);
         let Some(block) = self.route(q).filter(|_| q != u32::MAX) else {
-            return Some((0, n));
+            return Some(whole(0, n));
         };
-        let lo = block
-            .checked_mul(FAN)
-            .and_then(|d| d.checked_add(l.first))
-            .filter(|&p| p < n)?;
-        // The delta of the answer lies in this block: start its line now,
-        // while the block's addresses are read.
-        let hi = lo.saturating_add(FAN).min(n);
-        // The 32 bytes of deltas may straddle two lines.
+        let lo = l.block_start(block).filter(|&p| p < n)?;
+        let nb = block.saturating_add(1);
+        let hi = l.block_start(nb).map_or(n, |p| p.min(n));
+        self.prefetch_block(t, block, lo, hi);
+        // Level 0 starts the key storage: key `nb` is block nb's first
+        // address, exact unless saturated.
+        let next_addr = self
+            .keys
+            .get(nb)
+            .filter(|_| nb < l.blocks)
+            .filter(|&&k| k != u32::MAX)
+            .map(|&k| l.lo.wrapping_add(u64::from(k)));
+        Some(Window {
+            lo,
+            hi,
+            next_addr,
+            routed: true,
+        })
+    }
+
+    /// Starts the loads of what the answer's name needs once its position
+    /// in `lo..hi` (block `block`) is known: the block's name deltas (32
+    /// bytes, which may straddle two lines) and the lines of its records
+    /// in `kallsyms_names`. They then load beside the block's line of
+    /// `kallsyms_offsets` instead of after it.
+    #[inline(always)]
+    fn prefetch_block(&self, t: &KallsymsTables<'_>, block: usize, lo: usize, hi: usize) {
         for p in [lo, hi.saturating_sub(1)] {
             if let Some(d) = self.name_delta.get(p) {
                 prefetch_line(d);
             }
         }
-        Some((lo, hi))
+        self.prefetch_records(t, block);
+    }
+
+    /// Starts the loads of the lines holding block `block`'s records, up
+    /// to [`RECORD_LINES`] of them; returns the block's first record
+    /// offset.
+    #[inline(always)]
+    fn prefetch_records(&self, t: &KallsymsTables<'_>, block: usize) -> Option<usize> {
+        let r = self.layout.rec_start.checked_add(block)?;
+        let r0 = usize::try_from(*self.keys.get(r)?).ok()?;
+        let r1 = usize::try_from(*self.keys.get(r.checked_add(1)?)?).ok()?;
+        // One touch per 64 bytes from the first record, and the last
+        // record's last byte, whose line the steps may pass over.
+        let mut off = r0;
+        for _ in 0..RECORD_LINES {
+            if off >= r1 {
+                break;
+            }
+            if let Some(b) = t.names.get(off) {
+                prefetch_line(b);
+            }
+            off = off.saturating_add(64);
+        }
+        if r1.saturating_sub(r0) <= RECORD_LINES.saturating_mul(64) {
+            if let Some(b) = t.names.get(r1.saturating_sub(1)) {
+                prefetch_line(b);
+            }
+        }
+        Some(r0)
+    }
+
+    /// Byte offset of record `pos` in `kallsyms_names`, for a lookup that
+    /// starts from a position, not an address (the name index): its
+    /// block's lines of records are fetched at once and the offset walked
+    /// from the block's first record (at most 15 records), so that the
+    /// record costs one round of misses, not two (the delta's line, then
+    /// the record's). Same answer as [`name_offset`](Self::name_offset).
+    #[inline]
+    pub fn name_offset_by_block(&self, t: &KallsymsTables<'_>, pos: usize) -> Option<usize> {
+        let l = &self.layout;
+        let Some(rel) = pos.checked_sub(l.first).filter(|_| pos < t.len()) else {
+            return self.name_offset(t, pos);
+        };
+        let block = rel.checked_add(l.lead)? / FAN;
+        let start = l.block_start(block)?;
+        let mut off = self.prefetch_records(t, block)?;
+        for _ in start..pos {
+            off = skip_record(t, off)?;
+        }
+        Some(off)
     }
 
     /// The leaf block whose first key is the last one not above `q`, from
@@ -399,7 +616,11 @@ impl<'a> AddrIndex<'a> {
             };
             // The node's first key is the one chosen above, not above q
             // (key 0 is 0 at the top): the count is at least 1.
-            idx = base.checked_add(count_keys_le(node, q).checked_sub(1)?)?;
+            let rank = match node.first_chunk::<FAN>() {
+                Some(full) if node.len() == FAN => rank_from_first(full, |k| k <= q),
+                _ => count_keys_le(node, q),
+            };
+            idx = base.checked_add(rank.checked_sub(1)?)?;
         }
         Some(idx)
     }

@@ -96,7 +96,7 @@ impl<'a> FastCore<'a> {
     #[cfg(feature = "name-index")]
     #[inline]
     pub fn lookup_name(&self, names: &NameIndex<'_>, name: &[u8]) -> Option<u64> {
-        let pos = names.lookup(&self.tables, &self.addr, name)?;
+        let pos = names.lookup_with_slots(&self.tables, &self.addr, self.tokens, name)?;
         self.tables.sym_address(pos)
     }
 }

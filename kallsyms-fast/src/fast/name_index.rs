@@ -28,6 +28,7 @@ use xxhash_rust::xxh64::xxh64;
 
 use crate::fast::addr_index::AddrIndex;
 use crate::fast::expand::TokenSlots;
+use crate::fast::prefetch::prefetch_line;
 use crate::module::ModuleSymtab;
 use crate::name::{name_equals, NameBuf};
 use crate::tables::{pos32, KallsymsTables, TableError};
@@ -295,12 +296,43 @@ impl<'a> NameIndex<'a> {
         addr: &AddrIndex<'_>,
         name: &[u8],
     ) -> Option<usize> {
+        self.lookup_by(t, addr, name, |off| name_equals(t, off, name))
+    }
+
+    /// [`lookup`](Self::lookup), comparing names through the token slots
+    /// (what [`FastCore::lookup_name`](crate::fast::FastCore::lookup_name)
+    /// calls).
+    pub fn lookup_with_slots(
+        &self,
+        t: &KallsymsTables<'_>,
+        addr: &AddrIndex<'_>,
+        tokens: &TokenSlots,
+        name: &[u8],
+    ) -> Option<usize> {
+        self.lookup_by(t, addr, name, |off| tokens.name_equals(t, off, name))
+    }
+
+    /// The first candidate whose record (at the offset passed to `equals`)
+    /// is `name`.
+    #[inline(always)]
+    fn lookup_by(
+        &self,
+        t: &KallsymsTables<'_>,
+        addr: &AddrIndex<'_>,
+        name: &[u8],
+        equals: impl Fn(usize) -> Option<bool>,
+    ) -> Option<usize> {
         if name.is_empty() {
             return None;
         }
         for pos in self.candidates(name) {
-            let off = addr.name_offset(t, pos)?;
-            if name_equals(t, off, name)? {
+            // A match is read for its address next: start that line's
+            // load now, beside the record's.
+            if let Some(o) = t.offsets.get(pos) {
+                prefetch_line(o);
+            }
+            let off = addr.name_offset_by_block(t, pos)?;
+            if equals(off)? {
                 return Some(pos);
             }
         }

@@ -4,6 +4,7 @@
 //! (`kallsyms_mirror::sorted_symtab`) and each module algorithm's
 //! extra bytes and load-time build.
 
+mod layouts;
 mod record;
 mod report;
 mod timing;
@@ -25,6 +26,7 @@ use kallsyms_mirror::parse::{read_capped, ProcKallsyms, KALLSYMS_CAP};
 
 use crate::blaze::Blaze;
 use crate::load::{load, Loaded};
+use layouts::{Layout, Layouts};
 use report::ModuleCost;
 pub use report::{Report, Workload};
 use timing::{measure, Case};
@@ -232,6 +234,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let uniform = workloads::uniform_text(m, ops, &mut rng);
     let wchan = workloads::wchan_mix(m, core, 64, ops, &mut rng);
     let names = workloads::names(core, ops, &mut rng);
+    // Patch 5's in-kernel streams, repeated as the in-kernel bench repeats
+    // its passes, to about as many lookups per round as the others.
+    let (kcore, kzipf) = workloads::kernel_streams(m);
+    let passes = (ops / workloads::KERNEL_STREAM).max(1);
+    let kcore = kcore.repeat(passes);
+    let kzipf = kzipf.repeat(passes);
+    let ab = Layouts::new(m, &[&uniform, &kcore, &kzipf])?;
 
     eprintln!("kallsyms-bench: uniform text addresses...");
     report.push(address_workload(
@@ -240,8 +249,36 @@ pub fn run(opts: &Options) -> Result<(), String> {
         &uniform,
         linear_ops,
         rounds,
-        blaze.as_ref(),
+        Also {
+            blaze: blaze.as_ref(),
+            layouts: Some(&ab),
+        },
         false,
+    ));
+    eprintln!("kallsyms-bench: in-kernel streams...");
+    report.push(address_workload(
+        "in-kernel stream: core-uniform (patch 5's 4,096 addresses, in table order)",
+        m,
+        &kcore,
+        linear_ops,
+        rounds,
+        Also {
+            blaze: None,
+            layouts: Some(&ab),
+        },
+        false,
+    ));
+    report.push(address_workload(
+        "in-kernel stream: core-zipf (patch 5's wchan draws over 64 functions)",
+        m,
+        &kzipf,
+        linear_ops,
+        rounds,
+        Also {
+            blaze: None,
+            layouts: Some(&ab),
+        },
+        true,
     ));
     eprintln!("kallsyms-bench: wchan mix...");
     report.push(address_workload(
@@ -250,7 +287,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
         &wchan,
         linear_ops,
         rounds,
-        blaze.as_ref(),
+        Also {
+            blaze: blaze.as_ref(),
+            layouts: Some(&ab),
+        },
         true,
     ));
     eprintln!("kallsyms-bench: large module...");
@@ -353,15 +393,25 @@ fn blaze_cases<'a>(b: &'a Blaze, addrs: &'a [u64]) -> Vec<Case<'a>> {
     ]
 }
 
+/// What an address workload runs beside the mainline and fast rows.
+#[derive(Clone, Copy)]
+struct Also<'a> {
+    /// blazesym's rows.
+    blaze: Option<&'a Blaze>,
+    /// The address index layouts' core-only rows.
+    layouts: Option<&'a Layouts<'a>>,
+}
+
 fn address_workload(
     title: &str,
     m: &Mirror,
     addrs: &[u64],
     linear_ops: usize,
     rounds: usize,
-    blaze: Option<&Blaze>,
+    also: Also<'_>,
     wchan: bool,
 ) -> Workload {
+    let Also { blaze, layouts } = also;
     let ops = addrs.len();
     let mut cases = if wchan {
         vec![
@@ -377,11 +427,39 @@ fn address_workload(
             resolve_case("kallsyms-fast", m, addrs, Algo::Fast, ops),
         ]
     };
+    if let Some(ls) = layouts {
+        cases.extend(Layout::ALL.map(|l| layout_case(ls, l, addrs)));
+    }
     if let Some(b) = blaze {
         cases.extend(blaze_cases(b, addrs));
     }
     let samples = measure(&mut cases, rounds);
-    Workload::from_samples(title, &cases, &samples)
+    let mut w = Workload::from_samples(title, &cases, &samples);
+    if let Some(ls) = layouts {
+        for l in Layout::ALL {
+            w.set_bytes_per_symbol(l.row(), ls.bytes_per_symbol(l));
+        }
+    }
+    w
+}
+
+/// The core lookup alone (no module or wchan step) through one address
+/// index layout, for the same-process A/B rows.
+fn layout_case<'a>(ls: &'a Layouts<'a>, l: Layout, addrs: &'a [u64]) -> Case<'a> {
+    let mut buf = [0u8; kallsyms_mirror::KSYM_NAME_LEN];
+    Case {
+        name: l.row(),
+        ops: addrs.len(),
+        run: Box::new(move |k| {
+            let mut sum = 0u64;
+            for &a in &addrs[..k] {
+                if let Some((p, n)) = ls.lookup(l, a, &mut buf) {
+                    sum = sum.wrapping_add(p.offset ^ n as u64);
+                }
+            }
+            sum
+        }),
+    }
 }
 
 /// Row name of the sorted-symtab baseline ([`Algo::Sorted`]).
@@ -505,4 +583,89 @@ fn name_workload(m: &Mirror, names: &[Vec<u8>], rounds: usize, blaze: Option<&Bl
     }
     let samples = measure(&mut cases, rounds);
     Workload::from_samples("name -> address", &cases, &samples)
+}
+
+/// Options of `kallsyms-bench profile`.
+pub struct ProfileOptions {
+    /// Machine root, as for `bench`.
+    pub root: PathBuf,
+    /// `uniform`, `wchan`, `kernel-core` or `kernel-zipf`.
+    pub stream: String,
+    /// `mainline`, `fast`, `cached` (wchan through the cache), or a core
+    /// layout: `current`, `tree`, `buckets`.
+    pub algo: String,
+    /// Lookups to run (cycling over the stream); 0 runs only the setup, to
+    /// subtract it.
+    pub ops: usize,
+}
+
+/// `kallsyms-bench profile`: one algorithm over one of the benchmark's
+/// streams and nothing else, for counters that do not depend on the
+/// host's load (`valgrind --tool=callgrind --toggle-collect='*profile_loop*'
+/// --cache-sim=yes`, or `perf stat` where the host has counters): the
+/// timed lookups all run inside [`profile_loop`]. One untimed pass over
+/// the stream first, as the benchmark's warm-up round.
+pub fn profile(o: &ProfileOptions) -> Result<(), String> {
+    let (loaded, source) = load_or_sample(&Options {
+        root: o.root.clone(),
+        json: false,
+        quick: true,
+        record: None,
+    })?;
+    let m = &loaded.mirror;
+    // The benchmark's draws, in its order, from its seed.
+    let mut rng = Rng::new(0x6b61_6c6c_7379_6d73);
+    let uniform = workloads::uniform_text(m, 50_000, &mut rng);
+    let wchan = workloads::wchan_mix(m, &loaded.machine.core, 64, 50_000, &mut rng);
+    let (kcore, kzipf) = workloads::kernel_streams(m);
+    let addrs: &[u64] = match o.stream.as_str() {
+        "uniform" => &uniform,
+        "wchan" => &wchan,
+        "kernel-core" => &kcore,
+        "kernel-zipf" => &kzipf,
+        s => return Err(format!("unknown stream {s:?}")),
+    };
+    let ab = Layouts::new(m, &[addrs])?;
+    let mut buf = NameBuf::new();
+    let mut out = SymbolBuf::new();
+    let mut raw = [0u8; kallsyms_mirror::KSYM_NAME_LEN];
+    let mut one: Box<dyn FnMut(u64) -> u64> = match o.algo.as_str() {
+        "mainline" => Box::new(|a| {
+            m.resolve(Algo::Mainline, a, &mut buf)
+                .map_or(0, |r| r.offset)
+        }),
+        "fast" => Box::new(|a| m.resolve(Algo::Fast, a, &mut buf).map_or(0, |r| r.offset)),
+        "cached" => Box::new(|a| {
+            m.wchan(Algo::Cached, a, &mut buf, &mut out);
+            out.as_bytes().len() as u64
+        }),
+        s => {
+            let l = Layout::parse(s).ok_or_else(|| format!("unknown algo {s:?}"))?;
+            let ab = &ab;
+            Box::new(move |a| ab.lookup(l, a, &mut raw).map_or(0, |(p, _)| p.offset))
+        }
+    };
+    let warm = addrs.iter().fold(0u64, |s, &a| s.wrapping_add(one(a)));
+    let sum = profile_loop(addrs, o.ops, &mut one);
+    eprintln!(
+        "kallsyms-bench profile: {} lookups of {} over the {} stream ({} addresses) of {} (checksum {:x})",
+        o.ops,
+        o.algo,
+        o.stream,
+        addrs.len(),
+        source.label,
+        warm ^ sum
+    );
+    Ok(())
+}
+
+/// The profiled lookups: `ops` of `one`, cycling over `addrs`. Never
+/// inlined, so that a profiler can count inside it alone.
+#[inline(never)]
+fn profile_loop(addrs: &[u64], ops: usize, one: &mut dyn FnMut(u64) -> u64) -> u64 {
+    let mut sum = 0u64;
+    for &a in addrs.iter().cycle().take(ops) {
+        sum = sum.wrapping_add(one(a));
+    }
+    std::hint::black_box(sum)
 }

@@ -19,6 +19,11 @@ pub struct Row {
     pub ns_per_op: f64,
     /// Speed-up against mainline 6.12 (mainline ns / this ns); > 1 is faster.
     pub vs_mainline: f64,
+    /// Median thread CPU time per op: the wall clock minus the time spent
+    /// waiting for a CPU on a shared host.
+    pub cpu_ns_per_op: f64,
+    /// Mainline's CPU ns / this CPU ns.
+    pub cpu_vs_mainline: f64,
     /// Module workload only: bytes the algorithm adds to the kernel for the
     /// module (its per-module structure; the wchan cache is global and not
     /// counted).
@@ -33,6 +38,9 @@ pub struct Row {
     /// loads (median of the workload's rounds), ns; 0 for none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_ns: Option<f64>,
+    /// The address index's extra bytes per core symbol (layout A/B rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_bytes_per_symbol: Option<f64>,
 }
 
 /// What an algorithm costs per module, besides its lookups.
@@ -61,21 +69,24 @@ impl Workload {
     /// Builds the rows from measured samples.
     pub fn from_samples(name: &str, cases: &[Case<'_>], samples: &[Samples]) -> Self {
         let medians: Vec<f64> = samples.iter().map(Samples::median).collect();
-        let main = cases
-            .iter()
-            .position(|c| c.name == "mainline 6.12")
-            .map_or(f64::NAN, |i| medians[i]);
+        let cpu: Vec<f64> = samples.iter().map(Samples::cpu_median).collect();
+        let main_at = cases.iter().position(|c| c.name == "mainline 6.12");
+        let main = main_at.map_or(f64::NAN, |i| medians[i]);
+        let cpu_main = main_at.map_or(f64::NAN, |i| cpu[i]);
         let rows = cases
             .iter()
-            .zip(medians.iter())
-            .map(|(c, &ns)| Row {
+            .zip(medians.iter().zip(cpu.iter()))
+            .map(|(c, (&ns, &cpu_ns))| Row {
                 algo: c.name.to_string(),
                 ops_per_round: c.ops,
                 ns_per_op: ns,
                 vs_mainline: main / ns,
+                cpu_ns_per_op: cpu_ns,
+                cpu_vs_mainline: cpu_main / cpu_ns,
                 extra_bytes: None,
                 mirror_bytes: None,
                 load_ns: None,
+                index_bytes_per_symbol: None,
             })
             .collect();
         Self {
@@ -86,6 +97,12 @@ impl Workload {
     }
 
     /// Records the per-module costs of the row named `algo`.
+    pub fn set_bytes_per_symbol(&mut self, algo: &str, bytes: f64) {
+        for r in self.rows.iter_mut().filter(|r| r.algo == algo) {
+            r.index_bytes_per_symbol = Some(bytes);
+        }
+    }
+
     pub fn set_cost(&mut self, algo: &str, cost: ModuleCost) {
         for r in self.rows.iter_mut().filter(|r| r.algo == algo) {
             r.extra_bytes = Some(cost.extra_bytes);
@@ -207,8 +224,8 @@ impl Report {
             let _ = writeln!(s, "\n{} (median of {} rounds)", w.name, w.rounds);
             let _ = write!(
                 s,
-                "  {:<30} {:>12} {:>14} {:>10}",
-                "algorithm", "ns/op", "vs mainline", "ops/round"
+                "  {:<34} {:>12} {:>14} {:>12} {:>10} {:>10}",
+                "algorithm", "ns/op", "vs mainline", "cpu ns/op", "cpu vs", "ops/round"
             );
             if costs {
                 let _ = write!(s, " {:>12} {:>10}", "extra bytes", "load us");
@@ -217,8 +234,13 @@ impl Report {
             for r in &w.rows {
                 let _ = write!(
                     s,
-                    "  {:<30} {:>12.1} {:>13.2}x {:>10}",
-                    r.algo, r.ns_per_op, r.vs_mainline, r.ops_per_round
+                    "  {:<34} {:>12.1} {:>13.2}x {:>12.1} {:>9.2}x {:>10}",
+                    r.algo,
+                    r.ns_per_op,
+                    r.vs_mainline,
+                    r.cpu_ns_per_op,
+                    r.cpu_vs_mainline,
+                    r.ops_per_round
                 );
                 if let (true, Some(b), Some(ns)) = (costs, r.extra_bytes, r.load_ns) {
                     let _ = write!(s, " {:>12} {:>10.1}", b, ns / 1e3);

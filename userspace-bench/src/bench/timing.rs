@@ -4,20 +4,46 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-/// Nanoseconds per operation of each round.
-pub struct Samples(pub Vec<f64>);
+/// Nanoseconds per operation of each round: wall clock, and this
+/// thread's CPU time.
+pub struct Samples(pub Vec<f64>, pub Vec<f64>);
+
+/// The median of `v`.
+fn median_of(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
 
 impl Samples {
-    /// The median.
+    /// The median, wall clock.
     pub fn median(&self) -> f64 {
-        let mut v = self.0.clone();
-        v.sort_by(|a, b| a.total_cmp(b));
-        match v.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => v[n / 2],
-            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-        }
+        median_of(&self.0)
     }
+
+    /// The median, thread CPU time.
+    pub fn cpu_median(&self) -> f64 {
+        median_of(&self.1)
+    }
+}
+
+/// This thread's CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`). On a host
+/// shared with other work the wall clock also counts the time the thread
+/// waited for a CPU; its CPU time does not (the caches other work
+/// disturbs still count).
+fn thread_cpu_ns() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; clock_gettime writes
+    // only it and fails (leaving it zero) for an unsupported clock.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
 }
 
 /// A named thing to time: runs one op per input index, returns a checksum.
@@ -32,7 +58,10 @@ pub struct Case<'a> {
 
 /// Runs `cases` round-robin for `rounds` rounds; returns samples per case.
 pub fn measure(cases: &mut [Case<'_>], rounds: usize) -> Vec<Samples> {
-    let mut out: Vec<Samples> = cases.iter().map(|_| Samples(Vec::new())).collect();
+    let mut out: Vec<Samples> = cases
+        .iter()
+        .map(|_| Samples(Vec::new(), Vec::new()))
+        .collect();
     // One untimed warm-up round.
     for c in cases.iter_mut() {
         black_box((c.run)(c.ops.min(1000)));
@@ -40,8 +69,11 @@ pub fn measure(cases: &mut [Case<'_>], rounds: usize) -> Vec<Samples> {
     for _ in 0..rounds {
         for (c, s) in cases.iter_mut().zip(out.iter_mut()) {
             let t = Instant::now();
+            let cpu = thread_cpu_ns();
             black_box((c.run)(c.ops));
-            s.0.push(t.elapsed().as_nanos() as f64 / c.ops.max(1) as f64);
+            let ops = c.ops.max(1) as f64;
+            s.1.push((thread_cpu_ns() - cpu) / ops);
+            s.0.push(t.elapsed().as_nanos() as f64 / ops);
         }
     }
     out

@@ -127,3 +127,63 @@ pub fn synthetic_module(core_end: u64, n: usize, rng: &mut Rng) -> (Vec<RawSymbo
     }
     (syms, base, addr - base)
 }
+
+/// Addresses per stream of the in-kernel benchmark (patch 5's
+/// `BENCH_ADDRS`, kmod-shim's `BENCH_CORE_ADDRS`).
+pub const KERNEL_STREAM: usize = 4096;
+
+/// Patch 5's `pick_core()` (`kernel/series/05-bench`, `bench.c`), line
+/// for line: the `core-uniform` stream (`KERNEL_STREAM` symbols spread
+/// evenly over the table, 7 bytes in, in table order) and the `core-zipf`
+/// stream (`KERNEL_STREAM` Zipf draws over 64 of those picks that lie in
+/// core text, with the same xorshift32 and seed), so that the userspace
+/// rows compare directly with the in-kernel ones.
+pub fn kernel_streams(m: &Mirror) -> (Vec<u64>, Vec<u64>) {
+    const ZIPF_FUNCS: usize = 64;
+    let t = m.tables().view();
+    let s = &m.tables().sections;
+    let n = t.len();
+    if n == 0 {
+        return (Vec::new(), Vec::new());
+    }
+    let step = (n / KERNEL_STREAM).max(1);
+    let core: Vec<u64> = (0..KERNEL_STREAM)
+        .map(|i| t.sym_address((i * step) % n).unwrap_or(0).wrapping_add(7))
+        .collect();
+    let text: Vec<u64> = core
+        .iter()
+        .copied()
+        .filter(|&a| s.is_kernel_text(a))
+        .collect();
+    let mut funcs = [0u64; ZIPF_FUNCS];
+    let mut weights = [0u32; ZIPF_FUNCS];
+    let mut total = 0u32;
+    for i in 0..ZIPF_FUNCS {
+        funcs[i] = if text.is_empty() {
+            core[i * (KERNEL_STREAM / ZIPF_FUNCS)]
+        } else {
+            text[i * text.len() / ZIPF_FUNCS]
+        };
+        weights[i] = (1u32 << 20) / (i as u32 + 1);
+        total += weights[i];
+    }
+    let mut seed: u32 = 0x9e37_79b9;
+    let mut rand = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let zipf = (0..KERNEL_STREAM)
+        .map(|_| {
+            let mut x = rand() % total;
+            let mut r = 0;
+            while x >= weights[r] {
+                x -= weights[r];
+                r += 1;
+            }
+            funcs[r]
+        })
+        .collect();
+    (core, zipf)
+}

@@ -1,0 +1,143 @@
+//! Same-process A/B of the core address index: the current layout
+//! (`kallsyms_fast::fast::addr_index`) against bench-only copies of two
+//! earlier ones, on the same tables, the same token slots and the same
+//! address stream, timed round-robin by [`super::timing::measure`]:
+//!
+//! - [`tree_main`]: main's 16-ary search tree (commit cf1eca5), whose
+//!   leaf block is 16 entries wherever they fall in `kallsyms_offsets`
+//!   and whose answer's record is loaded after the leaf;
+//! - [`buckets_7da9f19`]: the equal address buckets of commit 7da9f19.
+//!
+//! The copies serve no answer outside the benchmark; [`Layouts::new`]
+//! checks that they answer as the current index on the stream before
+//! anything is timed.
+
+#![allow(dead_code)] // the copies keep their whole API; the bench uses part of it
+
+pub mod buckets_7da9f19;
+pub mod tree_main;
+
+use kallsyms_mirror::mirror::Mirror;
+use kallsyms_mirror::{SymbolPos, KSYM_NAME_LEN};
+
+/// Which layout a core-only lookup goes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// The kernel crate's index.
+    Current,
+    /// main's tree (cf1eca5).
+    TreeMain,
+    /// 7da9f19's buckets.
+    Buckets,
+}
+
+impl Layout {
+    /// All layouts, current first.
+    pub const ALL: [Layout; 3] = [Layout::Current, Layout::TreeMain, Layout::Buckets];
+
+    /// Row name in the report.
+    pub fn row(self) -> &'static str {
+        match self {
+            Layout::Current => "core only: current layout",
+            Layout::TreeMain => "core only: tree of main (cf1eca5)",
+            Layout::Buckets => "core only: buckets of 7da9f19",
+        }
+    }
+
+    /// Short name for the command line.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "current" => Some(Layout::Current),
+            "tree" => Some(Layout::TreeMain),
+            "buckets" => Some(Layout::Buckets),
+            _ => None,
+        }
+    }
+}
+
+/// The earlier layouts' storage, built over a mirror's tables.
+pub struct Layouts<'m> {
+    m: &'m Mirror,
+    tree: (tree_main::AddrIndexLayout, Vec<u32>, Vec<u16>),
+    buckets: (buckets_7da9f19::AddrIndexLayout, Vec<u32>, Vec<u16>),
+}
+
+impl<'m> Layouts<'m> {
+    /// Builds both earlier indexes and checks every layout against the
+    /// current one on `streams`.
+    pub fn new(m: &'m Mirror, streams: &[&[u64]]) -> Result<Self, String> {
+        let f = m.fast();
+        let tl = tree_main::AddrIndexLayout::for_table(&f.tables, &f.sections);
+        let (mut tk, mut td) = (vec![0u32; tl.bucket_words], vec![0u16; tl.delta_words]);
+        tree_main::build_addr_index(&f.tables, tl, &mut tk, &mut td)
+            .map_err(|e| format!("tree of main: {e:?}"))?;
+        let bl = buckets_7da9f19::AddrIndexLayout::for_table(&f.tables, &f.sections);
+        let (mut bk, mut bd) = (vec![0u32; bl.bucket_words], vec![0u16; bl.delta_words]);
+        buckets_7da9f19::build_addr_index(&f.tables, bl, &mut bk, &mut bd)
+            .map_err(|e| format!("buckets of 7da9f19: {e:?}"))?;
+        let me = Self {
+            m,
+            tree: (tl, tk, td),
+            buckets: (bl, bk, bd),
+        };
+        let (mut a, mut b) = ([0u8; KSYM_NAME_LEN], [0u8; KSYM_NAME_LEN]);
+        for &addr in streams.iter().flat_map(|s| s.iter()) {
+            let want = me.lookup(Layout::Current, addr, &mut a);
+            for l in [Layout::TreeMain, Layout::Buckets] {
+                let got = me.lookup(l, addr, &mut b);
+                let same = match (want, got) {
+                    (Some((p, n)), Some((q, k))) => p == q && a[..n] == b[..k],
+                    (None, None) => true,
+                    _ => false,
+                };
+                if !same {
+                    return Err(format!("{}: answers {addr:#x} differently", l.row()));
+                }
+            }
+        }
+        Ok(me)
+    }
+
+    /// The core lookup (`FastCore::lookup_into`'s steps) through `layout`:
+    /// position and name length, the name in `buf`.
+    #[inline(always)]
+    pub fn lookup(
+        &self,
+        layout: Layout,
+        addr: u64,
+        buf: &mut [u8; KSYM_NAME_LEN],
+    ) -> Option<(SymbolPos, usize)> {
+        let f = self.m.fast();
+        if !f.sections.is_ksym_addr(addr) {
+            return None;
+        }
+        let (p, off) = match layout {
+            Layout::Current => f.addr.locate(&f.tables, &f.sections, addr)?,
+            Layout::TreeMain => {
+                let (l, k, d) = &self.tree;
+                tree_main::AddrIndex::from_parts(*l, k, d).locate(&f.tables, &f.sections, addr)?
+            }
+            Layout::Buckets => {
+                let (l, k, d) = &self.buckets;
+                buckets_7da9f19::AddrIndex::from_parts(*l, k, d).locate(
+                    &f.tables,
+                    &f.sections,
+                    addr,
+                )?
+            }
+        };
+        let (_, n) = f.tokens.expand_into(&f.tables, off, buf)?;
+        Some((p, n))
+    }
+
+    /// Extra bytes per symbol of `layout`'s address index.
+    pub fn bytes_per_symbol(&self, layout: Layout) -> f64 {
+        let n = self.m.tables().offsets.len().max(1) as f64;
+        let bytes = match layout {
+            Layout::Current => self.m.fast().addr.layout().bytes(),
+            Layout::TreeMain => self.tree.0.bytes(),
+            Layout::Buckets => self.buckets.0.bytes(),
+        };
+        bytes as f64 / n
+    }
+}
