@@ -294,13 +294,15 @@ fn count_keys_le(keys: &[u32], q: u32) -> usize {
 /// runs this on every level below the top and on its leaf, and the tree's
 /// counts were most of its instructions. Values that break the premise
 /// (never in an index this module built) give a wrong rank, not a panic.
+/// `le` gets each value's position in the node with it (the PC-relative
+/// encoding's address depends on the position).
 #[inline(always)]
-fn rank_from_first<T: Copy>(node: &[T; FAN], le: impl Fn(T) -> bool) -> usize {
+fn rank_from_first<T: Copy>(node: &[T; FAN], le: impl Fn(usize, T) -> bool) -> usize {
     let mut i = 0usize;
     for step in [FAN / 2, FAN / 4, FAN / 8, FAN / 16] {
         // i <= FAN - 2 * step before each step, so j <= FAN - 1.
         let j = i.wrapping_add(step);
-        let take = node.get(j).is_some_and(|&x| le(x));
+        let take = node.get(j).is_some_and(|&x| le(j, x));
         i = if take { j } else { i };
     }
     i.wrapping_add(1)
@@ -311,11 +313,19 @@ fn rank_from_first<T: Copy>(node: &[T; FAN], le: impl Fn(T) -> bool) -> usize {
 #[inline(always)]
 fn rank_addrs_le(t: &KallsymsTables<'_>, lo: usize, addr: u64) -> Option<usize> {
     let offs = t.offsets.get(lo..)?.first_chunk::<FAN>()?;
-    let base = t.relative_base;
-    Some(if t.absolute_percpu {
-        rank_from_first(offs, |o| decode_offset(o, base, true) <= addr)
-    } else {
-        rank_from_first(offs, |o| decode_offset(o, base, false) <= addr)
+    // One search per encoding rather than a test of the encoding per entry.
+    Some(match t.encoding {
+        OffsetEncoding::RelativeBase {
+            base,
+            absolute_percpu: true,
+        } => rank_from_first(offs, |_, o| decode_offset(o, base, true) <= addr),
+        OffsetEncoding::RelativeBase {
+            base,
+            absolute_percpu: false,
+        } => rank_from_first(offs, |_, o| decode_offset(o, base, false) <= addr),
+        OffsetEncoding::PcRelative { table_addr } => rank_from_first(offs, |j, o| {
+            decode_pc_relative(table_addr, lo.wrapping_add(j), o) <= addr
+        }),
     })
 }
 
@@ -617,7 +627,7 @@ impl<'a> AddrIndex<'a> {
             // The node's first key is the one chosen above, not above q
             // (key 0 is 0 at the top): the count is at least 1.
             let rank = match node.first_chunk::<FAN>() {
-                Some(full) if node.len() == FAN => rank_from_first(full, |k| k <= q),
+                Some(full) if node.len() == FAN => rank_from_first(full, |_, k| k <= q),
                 _ => count_keys_le(node, q),
             };
             idx = base.checked_add(rank.checked_sub(1)?)?;

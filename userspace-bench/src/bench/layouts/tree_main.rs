@@ -46,7 +46,10 @@
 
 use kallsyms_mirror::fast::prefetch::prefetch_line;
 use kallsyms_mirror::name::{record_offset, skip_record};
-use kallsyms_mirror::tables::{decode_offset, KallsymsTables, Sections, TableError, MARKER_STRIDE};
+use kallsyms_mirror::tables::{
+    decode_offset, decode_pc_relative, KallsymsTables, OffsetEncoding, Sections, TableError,
+    MARKER_STRIDE,
+};
 use kallsyms_mirror::SymbolPos;
 
 fn pos32(pos: usize) -> u32 {
@@ -225,12 +228,22 @@ fn count_addrs_le(t: &KallsymsTables<'_>, lo: usize, hi: usize, addr: u64) -> us
     let Some(offs) = t.offsets.get(lo..hi) else {
         return 0;
     };
-    let base = t.relative_base;
-    // Two loops rather than a test of the encoding per entry.
-    if t.absolute_percpu {
-        count_where(offs, |o| decode_offset(o, base, true) <= addr)
-    } else {
-        count_where(offs, |o| decode_offset(o, base, false) <= addr)
+    // One loop per encoding rather than a test of the encoding per entry
+    // (the PC-relative arm is the current core's, for 7.3 tables).
+    match t.encoding {
+        OffsetEncoding::RelativeBase {
+            base,
+            absolute_percpu: true,
+        } => count_where(offs, |o| decode_offset(o, base, true) <= addr),
+        OffsetEncoding::RelativeBase {
+            base,
+            absolute_percpu: false,
+        } => count_where(offs, |o| decode_offset(o, base, false) <= addr),
+        OffsetEncoding::PcRelative { table_addr } => offs
+            .iter()
+            .enumerate()
+            .filter(|&(j, &o)| decode_pc_relative(table_addr, lo.wrapping_add(j), o) <= addr)
+            .count(),
     }
 }
 
