@@ -106,7 +106,8 @@ enum Cmd {
     GuestTest(guest_test::Options),
     /// cargo test --workspace, setup, kernel, the --ignored host tests that
     /// need its tree or root, guest-test, shim-test, uml-test,
-    /// fast-uml-test, nproc-uml-test and fast-test.
+    /// fast-uml-test, nproc-uml-test, fast-test, nproc-bench and
+    /// debian-shim-test.
     Test(guest_test::Options),
     /// Boot with kmod-shim: wchan identity, refusals, contexts, load
     /// cycles, timings.
@@ -335,6 +336,12 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     } else {
         eprintln!("xtask: nproc-bench skipped: fast-test failed");
     }
+    // kmod-shim in Debian's own Rust-enabled kernel: its packages, a
+    // trixie chroot with its rustc, a boot of its vmlinuz (it needs
+    // nothing the steps above built).
+    steps.run("debian-shim-test", || {
+        debian::run(&debian::Options::default())
+    })?;
     Ok(steps.report())
 }
 
