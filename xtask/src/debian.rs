@@ -31,6 +31,7 @@
 
 use crate::initramfs;
 use crate::{env, modules, run, shim_test, Result};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -172,33 +173,45 @@ impl Apt {
             .collect())
     }
 
-    /// A field of the candidate version's record, `None` when the package
-    /// does not exist.
-    fn field(&self, pkg: &str, field: &str) -> Option<String> {
-        let out = run::stdout_opt(
-            self.cmd("apt-cache")
-                .args(["show", "--no-all-versions", pkg]),
-        )?;
-        let key = format!("{field}: ");
-        out.lines()
-            .find_map(|l| l.strip_prefix(&key))
-            .map(|v| v.trim().to_string())
+    /// The candidate versions' records of `pkgs` (one `apt-cache` run: each
+    /// reads all the lists), by package; a package the archive does not
+    /// have is absent.
+    fn records(&self, pkgs: &[String]) -> Result<BTreeMap<String, Record>> {
+        let out = self
+            .cmd("apt-cache")
+            .args(["show", "--no-all-versions"])
+            .args(pkgs)
+            .output()
+            .map_err(|e| format!("cannot run apt-cache: {e}"))?;
+        let mut map = BTreeMap::new();
+        for stanza in String::from_utf8_lossy(&out.stdout).split("\n\n") {
+            let field = |f: &str| {
+                let key = format!("{f}: ");
+                stanza
+                    .lines()
+                    .find_map(|l| l.strip_prefix(&key))
+                    .map(|v| v.trim().to_string())
+            };
+            if let (Some(p), Some(version), Some(file)) =
+                (field("Package"), field("Version"), field("Filename"))
+            {
+                map.insert(p, Record { version, file });
+            }
+        }
+        Ok(map)
     }
 
-    /// Downloads `pkg` at `version` into `debs` (kept: a second run finds
-    /// it there); returns the file.
-    fn download(&self, pkg: &str, version: &str, debs: &Path) -> Result<PathBuf> {
-        let file = self
-            .field(pkg, "Filename")
-            .and_then(|f| f.rsplit('/').next().map(String::from))
-            .ok_or(format!("{pkg}: not in the archive"))?;
-        let path = debs.join(&file);
+    /// Downloads `pkg` at `r.version` into `debs` (kept: a second run
+    /// finds it there); returns the file.
+    fn download(&self, pkg: &str, r: &Record, debs: &Path) -> Result<PathBuf> {
+        let name = r.file.rsplit('/').next().unwrap_or(&r.file);
+        let path = debs.join(name);
         if !path.exists() {
             mkdir(debs)?;
             run::output(
                 self.cmd("apt-get")
                     .current_dir(debs)
-                    .args(["download", &format!("{pkg}={version}")]),
+                    .args(["download", &format!("{pkg}={}", r.version)]),
             )?;
         }
         if !path.exists() {
@@ -209,6 +222,12 @@ impl Apt {
         }
         Ok(path)
     }
+}
+
+/// A package's candidate version and its file in the archive.
+struct Record {
+    version: String,
+    file: String,
 }
 
 /// Orders "7.3.4+deb13" before "7.3.10+deb13": the numbers of the version
@@ -270,67 +289,80 @@ fn find_kernel(apt: &Apt) -> Result<Kernel> {
         .collect();
     versions.sort_by_key(|v| std::cmp::Reverse(version_key(v)));
     versions.dedup();
-    let mut checked = Vec::new();
-    for v in versions.iter().take(CANDIDATES) {
+    versions.truncate(CANDIDATES);
+    // Every package of every candidate, in one apt-cache run.
+    let wanted = |v: &str| -> Vec<String> {
         let release = format!("{v}-amd64");
-        let headers = format!("linux-headers-{release}");
-        let hver = apt
-            .field(&headers, "Version")
-            .ok_or(format!("{headers}: no version"))?;
-        let deb = apt.download(&headers, &hver, &debs)?;
+        let mm: Vec<&str> = v.split(['.', '+']).take(2).collect();
+        vec![
+            format!("linux-headers-{release}"),
+            format!("linux-binary-unsigned-{release}"),
+            format!("linux-image-{release}-unsigned"),
+            format!("linux-modules-{release}"),
+            format!("linux-headers-{v}-common"),
+            format!("linux-kbuild-{v}"),
+            format!("linux-source-{}", mm.join(".")),
+        ]
+    };
+    let all: Vec<String> = versions.iter().flat_map(|v| wanted(v)).collect();
+    let recs = apt.records(&all)?;
+    let mut checked = Vec::new();
+    for v in &versions {
+        let release = format!("{v}-amd64");
+        let names = wanted(v);
+        let headers = &names[0];
+        let hrec = recs
+            .get(headers)
+            .ok_or(format!("{headers}: listed but has no record"))?;
+        let deb = apt.download(headers, hrec, &debs)?;
         let dir = root().join(&release).join("pkgs");
         extract(&deb, &dir)?;
-        let cfg_path = dir.join("usr/src").join(&headers).join(".config");
+        let cfg_path = dir.join("usr/src").join(headers).join(".config");
         let config = fs::read_to_string(&cfg_path)
             .map_err(|e| format!("{headers}: no .config ({}: {e})", cfg_path.display()))?;
         if config_value(&config, "RUST").as_deref() != Some("y") {
-            checked.push(format!("{release} ({hver}) has no CONFIG_RUST=y"));
+            checked.push(format!("{release} ({}) has no CONFIG_RUST=y", hrec.version));
             continue;
         }
-        let mm: Vec<&str> = v.split(['.', '+']).take(2).collect();
-        let source = format!("linux-source-{}", mm.join("."));
-        // The image: the new split packaging (7.x backports) or the old one.
-        let image = [
-            format!("linux-binary-unsigned-{release}"),
-            format!("linux-image-{release}-unsigned"),
+        // The image: the split packaging of 7.x (vmlinuz and modules apart)
+        // or the older one (both in linux-image-…-unsigned).
+        let (image, modules) = match (recs.get(&names[1]), recs.get(&names[3])) {
+            (Some(_), Some(_)) => (&names[1], Some(&names[3])),
+            _ if recs.contains_key(&names[2]) => (&names[2], None),
+            _ => {
+                return Err(format!(
+                    "{release} is Rust-enabled, but the archive has neither {} with {} nor {}",
+                    names[1], names[3], names[2]
+                ))
+            }
+        };
+        let pkgs = [
+            Some(image),
+            modules,
+            Some(headers),
+            Some(&names[4]),
+            Some(&names[5]),
+            Some(&names[6]),
         ];
-        let image = image
-            .iter()
-            .find(|p| apt.field(p, "Version").is_some())
-            .ok_or(format!(
-                "{release} is Rust-enabled, but neither {} nor {} is in the archive",
-                image[0], image[1]
-            ))?
-            .clone();
-        let mut pkgs = vec![
-            image,
-            headers.clone(),
-            format!("linux-headers-{v}-common"),
-            format!("linux-kbuild-{v}"),
-            source.clone(),
-        ];
-        let modules = format!("linux-modules-{release}");
-        if apt.field(&modules, "Version").is_some() {
-            pkgs.insert(1, modules);
-        }
         let mut got = Vec::new();
-        for p in pkgs {
-            let pv = apt.field(&p, "Version").ok_or(format!(
+        for p in pkgs.into_iter().flatten() {
+            let r = recs.get(p).ok_or(format!(
                 "{release} is Rust-enabled, but {p} is not in the archive"
             ))?;
-            if pv != hver {
+            if r.version != hrec.version {
                 return Err(format!(
-                    "{p} is at {pv}, {headers} at {hver}: the archive is mid-update, try later"
+                    "{p} is at {}, {headers} at {}: the archive is mid-update, try later",
+                    r.version, hrec.version
                 ));
             }
-            let deb = apt.download(&p, &pv, &debs)?;
-            got.push((p, pv, deb));
+            let deb = apt.download(p, r, &debs)?;
+            got.push((p.clone(), r.version.clone(), deb));
         }
         return Ok(Kernel {
             release,
             config,
             debs: got,
-            source,
+            source: names[6].clone(),
         });
     }
     if checked.is_empty() {
@@ -432,11 +464,14 @@ fn debootstrap(apt: &Apt) -> Result<Command> {
     if Path::new("/usr/sbin/debootstrap").exists() {
         return Ok(Command::new("/usr/sbin/debootstrap"));
     }
-    let ver = apt
-        .field("debootstrap", "Version")
+    let recs = apt.records(&["debootstrap".to_string()])?;
+    let r = recs
+        .get("debootstrap")
         .ok_or("debootstrap is neither installed nor in the archive")?;
-    let deb = apt.download("debootstrap", &ver, &root().join("debs"))?;
-    let dir = root().join("tools").join(format!("debootstrap-{ver}"));
+    let deb = apt.download("debootstrap", r, &root().join("debs"))?;
+    let dir = root()
+        .join("tools")
+        .join(format!("debootstrap-{}", r.version));
     extract(&deb, &dir)?;
     let mut c = Command::new(dir.join("usr/sbin/debootstrap"));
     c.env("DEBOOTSTRAP_DIR", dir.join("usr/share/debootstrap"));
