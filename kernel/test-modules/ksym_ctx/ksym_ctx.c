@@ -23,6 +23,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/version.h>
 #include <linux/workqueue.h>
 
 #include <asm/apic.h>
@@ -110,9 +111,15 @@ static void ksym_ctx_hrtimer(void)
 	struct ksym_ctx_timer kt;
 
 	init_completion(&kt.done);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	/* 6.13 replaced hrtimer_init_on_stack() with this. */
+	hrtimer_setup_on_stack(&kt.timer, ksym_ctx_timer_fn, CLOCK_MONOTONIC,
+			       HRTIMER_MODE_REL_HARD);
+#else
 	hrtimer_init_on_stack(&kt.timer, CLOCK_MONOTONIC,
 			      HRTIMER_MODE_REL_HARD);
 	kt.timer.function = ksym_ctx_timer_fn;
+#endif
 	hrtimer_start(&kt.timer, ns_to_ktime(100 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_HARD);
 	wait_for_completion(&kt.done);
