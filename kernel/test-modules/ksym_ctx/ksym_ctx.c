@@ -23,7 +23,6 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
-#include <linux/version.h>
 #include <linux/workqueue.h>
 
 #include <asm/apic.h>
@@ -111,8 +110,8 @@ static void ksym_ctx_hrtimer(void)
 	struct ksym_ctx_timer kt;
 
 	init_completion(&kt.done);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-	/* 6.13 replaced hrtimer_init_on_stack() with this. */
+#ifdef KSYM_CTX_HRTIMER_SETUP
+	/* 6.13 replaced hrtimer_init_on_stack() with this (Kbuild probes). */
 	hrtimer_setup_on_stack(&kt.timer, ksym_ctx_timer_fn, CLOCK_MONOTONIC,
 			       HRTIMER_MODE_REL_HARD);
 #else
