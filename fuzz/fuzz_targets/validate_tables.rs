@@ -33,12 +33,12 @@ use kallsyms_mirror::fast::{
     build_addr_index, build_name_index, AddrIndex, AddrIndexLayout, FastCore, NameIndex,
     NameIndexLayout, TokenSlots,
 };
+use kallsyms_mirror::layout::KernelLayout;
 use kallsyms_mirror::linear::Linear;
 use kallsyms_mirror::mainline::Mainline;
 use kallsyms_mirror::mirror::sections_from_symbols;
 use kallsyms_mirror::name::{expand_symbol, NameBuf};
 use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
-use kallsyms_mirror::layout::KernelLayout;
 use kallsyms_mirror::{KallsymsTables, OffsetEncoding, Sections, KSYM_NAME_LEN};
 use libfuzzer_sys::fuzz_target;
 
@@ -135,7 +135,10 @@ fn serialise(t: &OwnedTables, flags: u8) -> Vec<u8> {
         OffsetEncoding::RelativeBase {
             base,
             absolute_percpu,
-        } => ((flags & !(1 | PC_RELATIVE)) | u8::from(absolute_percpu), base),
+        } => (
+            (flags & !(1 | PC_RELATIVE)) | u8::from(absolute_percpu),
+            base,
+        ),
         OffsetEncoding::PcRelative { table_addr } => (flags | PC_RELATIVE, table_addr),
     };
     let mut out = vec![flags & !BUILD];
