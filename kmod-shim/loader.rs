@@ -11,8 +11,8 @@ use kernel::prelude::*;
 
 // The loader's symbols, shared with `kallsyms-bench shim load`.
 pub(crate) use kallsyms_fast_shared::loader::{
-    FUNCTION_SYMBOLS as FUNC_SYMS, NUM_LOADER_SYMBOLS, SECTION_SYMBOLS as SECTION_SYMS,
-    TABLE_SYMBOLS as TABLE_SYMS,
+    is_optional, FUNCTION_SYMBOLS as FUNC_SYMS, NUM_LOADER_SYMBOLS, RELATIVE_BASE,
+    SECTION_SYMBOLS as SECTION_SYMS, TABLE_SYMBOLS as TABLE_SYMS,
 };
 pub(crate) const NUM_INPUTS: usize = NUM_LOADER_SYMBOLS;
 
@@ -43,7 +43,14 @@ pub(crate) fn input_name(i: usize) -> &'static str {
     }
 }
 
-pub(crate) fn parse_input(text: &[u8]) -> Result<[u64; NUM_INPUTS], Refusal> {
+/// The loader's lines: each input's address, and whether it was given
+/// (every input but an optional one, `kallsyms_relative_base`, must be).
+pub(crate) struct Inputs {
+    pub(crate) vals: [u64; NUM_INPUTS],
+    pub(crate) given: [bool; NUM_INPUTS],
+}
+
+pub(crate) fn parse_input(text: &[u8]) -> Result<Inputs, Refusal> {
     let Ok(text) = core::str::from_utf8(text) else {
         return refused(EINVAL, format_args!("input is not UTF-8 text"));
     };
@@ -74,9 +81,9 @@ pub(crate) fn parse_input(text: &[u8]) -> Result<[u64; NUM_INPUTS], Refusal> {
         seen[i] = true;
         vals[i] = addr;
     }
-    if let Some(i) = seen.iter().position(|s| !s) {
+    if let Some(i) = (0..NUM_INPUTS).position(|i| !seen[i] && !is_optional(input_name(i))) {
         let name = input_name(i);
         return refused(EINVAL, format_args!("{name} missing (input truncated?)"));
     }
-    Ok(vals)
+    Ok(Inputs { vals, given: seen })
 }

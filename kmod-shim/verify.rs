@@ -8,14 +8,16 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
 use kallsyms_fast::fast::{build_addr_index, AddrIndexLayout};
-use kallsyms_fast::{KallsymsTables, Sections};
+use kallsyms_fast::{KallsymsTables, OffsetEncoding, Sections};
 use kallsyms_fast_shared::format::KSYM_SYMBOL_LEN;
 use kernel::bindings;
 use kernel::prelude::*;
 
 use crate::errno;
 use crate::glue::{kfs_cond_resched, kfs_index_live_modules, kfs_sprint_symbol, now};
-use crate::loader::{parse_input, refused, Refusal, FUNC_SYMS, SECTION_SYMS, TABLE_SYMS};
+use crate::loader::{
+    parse_input, refused, Refusal, FUNC_SYMS, RELATIVE_BASE, SECTION_SYMS, TABLE_SYMS,
+};
 use crate::mod_index::ModuleAddressFn;
 use crate::sprint::{self, KallsymsLookupFn};
 use crate::state::{LookupFn, Shim, SPRINT_BUF, STATE};
@@ -115,7 +117,12 @@ fn eopnotsupp() -> Error {
 }
 
 pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
-    let vals = parse_input(text)?;
+    let inputs = parse_input(text)?;
+    let vals = inputs.vals;
+    // 6.12 has kallsyms_relative_base and the loader sends it; 7.3 has
+    // none (PC-relative kallsyms_offsets) and the loader leaves it out.
+    // Only that line may be missing (`parse_input` refuses any other gap).
+    let relative_base_given = inputs.given[RELATIVE_BASE];
     // The lookup functions are called through pointers. kCFI would need a
     // type hash nothing here checks, so such kernels keep the stock path;
     // IBT is checked per function below.
@@ -128,6 +135,9 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     // 1. Every address must be what the stock kallsyms calls it.
     let mut regions = [Region { addr: 0, size: 0 }; TABLE_SYMS.len()];
     for (i, (name, min)) in TABLE_SYMS.iter().enumerate() {
+        if i == RELATIVE_BASE && !relative_base_given {
+            continue;
+        }
         let size = verify_symbol(name, vals[i])?;
         if size < *min as u64 || size > (256 << 20) {
             return refused(EINVAL, format_args!("{name}: size {size} out of range"));
@@ -170,8 +180,20 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     // with the size kallsyms gives it; .rodata is mapped and never written
     // after boot.
     let num = unsafe { regions[0].slice::<u32>(1) }?[0];
-    // SAFETY: see above.
-    let base = unsafe { regions[1].slice::<u64>(1) }?[0];
+    let encoding = if relative_base_given {
+        // SAFETY: see above.
+        let base = unsafe { regions[RELATIVE_BASE].slice::<u64>(1) }?[0];
+        OffsetEncoding::RelativeBase {
+            base,
+            absolute_percpu: cfg!(CONFIG_KALLSYMS_ABSOLUTE_PERCPU),
+        }
+    } else {
+        // 7.3's offset_to_ptr(&kallsyms_offsets[i]): the verified address
+        // of kallsyms_offsets is the table's own.
+        OffsetEncoding::PcRelative {
+            table_addr: regions[2].addr,
+        }
+    };
     let n = num as usize;
     if n == 0 || n > (1 << 24) {
         return refused(EINVAL, format_args!("kallsyms_num_syms = {n} out of range"));
@@ -180,7 +202,7 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         num_syms: num,
         // SAFETY: see above.
         offsets: unsafe { regions[2].slice::<i32>(n) }?,
-        relative_base: base,
+        encoding,
         // SAFETY: see above.
         names: unsafe { regions[3].slice::<u8>(regions[3].size) }?,
         // SAFETY: see above.
@@ -191,13 +213,17 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
         token_index: unsafe { regions[6].slice::<u16>(256) }?,
         // SAFETY: see above.
         seqs_of_names: unsafe { regions[7].slice::<u8>(3 * n) }?,
-        absolute_percpu: cfg!(CONFIG_KALLSYMS_ABSOLUTE_PERCPU),
     };
     let Ok(mut scratch) = kv_zeroed::<u64>(n.div_ceil(64)) else {
         return refused(ENOMEM, format_args!("out of memory"));
     };
     if let Err(e) = tables.validate(&mut scratch) {
-        return refused(EINVAL, format_args!("tables do not validate: {e}"));
+        let how = if relative_base_given {
+            ""
+        } else {
+            " (no kallsyms_relative_base given: read as 7.3's PC-relative offsets)"
+        };
+        return refused(EINVAL, format_args!("tables do not validate: {e}{how}"));
     }
     drop(scratch);
 

@@ -5,6 +5,7 @@
 
 use kallsyms_mirror::build::{compress, read_nm, CompressOptions};
 use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::layout::KernelLayout;
 use kallsyms_mirror::mirror::{Algo, Mirror};
 use kallsyms_mirror::name::NameBuf;
 use libfuzzer_sys::fuzz_target;
@@ -14,9 +15,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let Ok(symbols) = read_nm(text) else { return };
+    // Bit 3: 7.3's tool, bit 1 then meaning --pc-relative.
+    let v73 = flags & 8 != 0;
     let opts = CompressOptions {
+        layout: if v73 {
+            KernelLayout::Linux7_3
+        } else {
+            KernelLayout::Linux6_12
+        },
         all_symbols: flags & 1 != 0,
-        absolute_percpu: flags & 2 != 0,
+        absolute_percpu: !v73 && flags & 2 != 0,
+        pc_relative: v73 && flags & 2 != 0,
+        offsets_addr: symbols.iter().map(|s| s.addr).max().unwrap_or(0) & !3,
         reject_long_names: flags & 4 != 0,
     };
     let Ok(tables) = compress(&symbols, &opts) else {

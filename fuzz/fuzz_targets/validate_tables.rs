@@ -6,8 +6,9 @@
 //! mainline name lookups must agree on every name.
 //!
 //! Input (little endian): a header of flags (`u8`: bit 0
-//! `absolute_percpu`, bit 1 `all_symbols`, bit 7 "build"), `num_syms`
-//! (`u32`), `relative_base` (`u64`), nine section bounds (`u64`: `_stext`,
+//! `absolute_percpu`, bit 1 `all_symbols`, bit 2 7.3's PC-relative
+//! encoding, bit 7 "build"), `num_syms` (`u32`), `relative_base` (`u64`;
+//! with bit 2 the address of `kallsyms_offsets`), nine section bounds (`u64`: `_stext`,
 //! `_etext`, `_sinittext`, `_einittext`, `_end`, `__init_begin`,
 //! `__init_end`, gate start, gate end; no gate when start == end), and the
 //! element counts of the six tables (`u32` each: offsets, names, markers,
@@ -32,16 +33,19 @@ use kallsyms_mirror::fast::{
     build_addr_index, build_name_index, AddrIndex, AddrIndexLayout, FastCore, NameIndex,
     NameIndexLayout, TokenSlots,
 };
+use kallsyms_mirror::layout::KernelLayout;
 use kallsyms_mirror::linear::Linear;
 use kallsyms_mirror::mainline::Mainline;
 use kallsyms_mirror::mirror::sections_from_symbols;
 use kallsyms_mirror::name::{expand_symbol, NameBuf};
 use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
-use kallsyms_mirror::{KallsymsTables, Sections, KSYM_NAME_LEN};
+use kallsyms_mirror::{KallsymsTables, OffsetEncoding, Sections, KSYM_NAME_LEN};
 use libfuzzer_sys::fuzz_target;
 
 const BUILD: u8 = 0x80;
 const QUICK: u8 = 0x40;
+/// 7.3's PC-relative `kallsyms_offsets` (bit 0 is then ignored).
+const PC_RELATIVE: u8 = 0x04;
 /// The kernel caps a table at 2^24 symbols; the fuzzer needs far fewer,
 /// and bounding `num_syms` keeps scratch allocation small.
 const MAX_SYMS: u32 = 1 << 16;
@@ -105,13 +109,21 @@ fn parse(data: &[u8]) -> Raw {
         num_syms,
         tables: OwnedTables {
             offsets,
-            relative_base,
+            encoding: if flags & PC_RELATIVE != 0 {
+                OffsetEncoding::PcRelative {
+                    table_addr: relative_base,
+                }
+            } else {
+                OffsetEncoding::RelativeBase {
+                    base: relative_base,
+                    absolute_percpu: flags & 1 != 0,
+                }
+            },
             names,
             markers,
             token_table,
             token_index,
             seqs_of_names,
-            absolute_percpu: flags & 1 != 0,
             sections,
         },
     }
@@ -119,9 +131,19 @@ fn parse(data: &[u8]) -> Raw {
 
 fn serialise(t: &OwnedTables, flags: u8) -> Vec<u8> {
     let s = &t.sections;
+    let (flags, base) = match t.encoding {
+        OffsetEncoding::RelativeBase {
+            base,
+            absolute_percpu,
+        } => (
+            (flags & !(1 | PC_RELATIVE)) | u8::from(absolute_percpu),
+            base,
+        ),
+        OffsetEncoding::PcRelative { table_addr } => (flags | PC_RELATIVE, table_addr),
+    };
     let mut out = vec![flags & !BUILD];
     out.extend((t.offsets.len() as u32).to_le_bytes());
-    out.extend(t.relative_base.to_le_bytes());
+    out.extend(base.to_le_bytes());
     let (g0, g1) = s.gate.unwrap_or((0, 0));
     for v in s.bounds().into_iter().chain([g0, g1]) {
         out.extend(v.to_le_bytes());
@@ -180,9 +202,18 @@ fn input(data: &[u8]) -> Option<Vec<u8>> {
     let tables = if flags & QUICK != 0 {
         quick_tables(symbols, flags & 2 != 0, ops)
     } else {
+        let pc_relative = flags & PC_RELATIVE != 0;
         let opts = CompressOptions {
+            layout: if pc_relative {
+                KernelLayout::Linux7_3
+            } else {
+                KernelLayout::Linux6_12
+            },
             all_symbols: flags & 2 != 0,
-            absolute_percpu: flags & 1 != 0,
+            absolute_percpu: !pc_relative && flags & 1 != 0,
+            pc_relative,
+            // Where a 7.3 kernel keeps it: in .rodata, above the text.
+            offsets_addr: symbols.iter().map(|s| s.addr).max().unwrap_or(0) & !3,
             reject_long_names: true,
         };
         compress(&symbols, &opts).ok()?

@@ -6,6 +6,11 @@
 
 /// The tables, each with the minimum size the module checks before reading
 /// (the rest is checked once `kallsyms_num_syms` is known).
+/// `kallsyms_relative_base` ([`RELATIVE_BASE`]) is the one optional line
+/// ([`OPTIONAL_SYMBOLS`]): Linux 6.12 has it, 7.3 does not (its
+/// `kallsyms_offsets` are PC-relative). A loader sends it when
+/// `/proc/kallsyms` lists it; the module reads the offsets with 6.12's
+/// encoding when it is sent (and verified), 7.3's when it is not.
 pub const TABLE_SYMBOLS: [(&str, usize); 8] = [
     ("kallsyms_num_syms", 4),
     ("kallsyms_relative_base", 8),
@@ -16,6 +21,19 @@ pub const TABLE_SYMBOLS: [(&str, usize); 8] = [
     ("kallsyms_token_index", 512),
     ("kallsyms_seqs_of_names", 3),
 ];
+
+/// Index of `kallsyms_relative_base` in [`TABLE_SYMBOLS`] (and in
+/// [`LOADER_SYMBOLS`]).
+pub const RELATIVE_BASE: usize = 1;
+
+/// The lines a loader may leave out: those naming a table only some
+/// kernels have (`kallsyms_relative_base`: 6.12 yes, 7.3 no).
+pub const OPTIONAL_SYMBOLS: [&str; 1] = ["kallsyms_relative_base"];
+
+/// Whether a loader may leave the line for `name` out.
+pub fn is_optional(name: &str) -> bool {
+    OPTIONAL_SYMBOLS.contains(&name)
+}
 
 /// Functions the module calls through verified addresses:
 /// `lookup_module_symbol_name()` (the stock module path),
@@ -70,8 +88,19 @@ pub const LOADER_SYMBOLS: [&str; NUM_LOADER_SYMBOLS] = {
 
 #[cfg(test)]
 mod tests {
-    use super::SECTION_SYMBOLS;
+    use super::{is_optional, LOADER_SYMBOLS, RELATIVE_BASE, SECTION_SYMBOLS, TABLE_SYMBOLS};
     use kallsyms_fast::Sections;
+
+    /// The module finds the relative base by index: the index must name it,
+    /// and it must be the only optional line.
+    #[test]
+    fn relative_base_is_the_optional_line() {
+        assert_eq!(TABLE_SYMBOLS[RELATIVE_BASE].0, "kallsyms_relative_base");
+        assert_eq!(LOADER_SYMBOLS[RELATIVE_BASE], "kallsyms_relative_base");
+        let mut optional = LOADER_SYMBOLS.iter().filter(|n| is_optional(n));
+        assert_eq!(optional.next(), Some(&"kallsyms_relative_base"));
+        assert_eq!(optional.next(), None);
+    }
 
     /// `Sections::bounds()` lists the fields in the loader's name order, and
     /// `from_bounds()` puts them back.

@@ -49,4 +49,4 @@ pub mod name;
 pub mod tables;
 
 pub use fast::SymbolPos;
-pub use tables::{KallsymsTables, Sections, TableError, KSYM_NAME_LEN};
+pub use tables::{KallsymsTables, OffsetEncoding, Sections, TableError, KSYM_NAME_LEN};

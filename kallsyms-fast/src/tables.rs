@@ -1,5 +1,7 @@
-//! The kernel's own kallsyms tables, exactly as `scripts/kallsyms.c` (6.12)
-//! lays them out, plus the section bounds the lookup code consults.
+//! The kernel's own kallsyms tables, exactly as `scripts/kallsyms.c` lays
+//! them out (Linux 6.12 and 7.3: they differ only in how
+//! `kallsyms_offsets` encodes an address, see [`OffsetEncoding`]), plus the
+//! section bounds the lookup code consults.
 //!
 //! Nothing here is trusted: a [`KallsymsTables`] is a borrowed view over byte
 //! slices that may come from a file, a fuzzer or kernel memory. Every access
@@ -8,11 +10,87 @@
 //! which need a verified table (the fast index builders) can refuse a bad one
 //! as a whole.
 
-/// Length of the kernel's name buffer (`KSYM_NAME_LEN` in 6.12).
+/// Length of the kernel's name buffer (`KSYM_NAME_LEN`, 512 in 6.12 and
+/// 7.3 alike).
 pub const KSYM_NAME_LEN: usize = 512;
 
 /// Symbols per marker (`kallsyms_markers` has one entry per 256 symbols).
 pub const MARKER_STRIDE: usize = 256;
+
+/// How a `kallsyms_offsets` entry gives an address
+/// (`kallsyms_sym_address()`): the one thing 6.12 and 7.3 tables differ
+/// in. The kernel decides it at build time; a reader decides it from what
+/// the kernel has: a `kallsyms_relative_base` symbol exists only in the
+/// 6.12 layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffsetEncoding {
+    /// Linux 6.12: `kallsyms_relative_base + (u32)kallsyms_offsets[i]`;
+    /// with `CONFIG_KALLSYMS_ABSOLUTE_PERCPU` (x86_64 SMP) a non-negative
+    /// entry is the absolute address and a negative one
+    /// `kallsyms_relative_base - 1 - kallsyms_offsets[i]`.
+    RelativeBase {
+        /// `kallsyms_relative_base`.
+        base: u64,
+        /// `CONFIG_KALLSYMS_ABSOLUTE_PERCPU`.
+        absolute_percpu: bool,
+    },
+    /// Linux 7.3 (`scripts/kallsyms --pc-relative`, every 64-bit or
+    /// relocatable kernel): `offset_to_ptr(&kallsyms_offsets[i])`, the
+    /// address of the entry itself plus the sign-extended entry. There is
+    /// no `kallsyms_relative_base` and no per-CPU special case. (7.3's
+    /// other form, a non-relocatable 32-bit kernel's `(u32)` absolute
+    /// value, is `RelativeBase { base: 0, absolute_percpu: false }`.)
+    PcRelative {
+        /// The address of `kallsyms_offsets[0]` in the kernel.
+        table_addr: u64,
+    },
+}
+
+impl Default for OffsetEncoding {
+    /// A 6.12 table with base 0 and no per-CPU encoding.
+    fn default() -> Self {
+        OffsetEncoding::RelativeBase {
+            base: 0,
+            absolute_percpu: false,
+        }
+    }
+}
+
+impl OffsetEncoding {
+    /// `kallsyms_relative_base`, which only the 6.12 layout has.
+    #[inline]
+    pub fn relative_base(self) -> Option<u64> {
+        match self {
+            OffsetEncoding::RelativeBase { base, .. } => Some(base),
+            OffsetEncoding::PcRelative { .. } => None,
+        }
+    }
+
+    /// `CONFIG_KALLSYMS_ABSOLUTE_PERCPU` (6.12 only; 7.3 has no such
+    /// encoding).
+    #[inline]
+    pub fn absolute_percpu(self) -> bool {
+        matches!(
+            self,
+            OffsetEncoding::RelativeBase {
+                absolute_percpu: true,
+                ..
+            }
+        )
+    }
+
+    /// `kallsyms_sym_address(idx)` for the entry `off` at position `idx`.
+    #[inline]
+    pub fn decode(self, idx: usize, off: i32) -> u64 {
+        match self {
+            OffsetEncoding::RelativeBase {
+                base,
+                absolute_percpu,
+            } => decode_offset(off, base, absolute_percpu),
+            OffsetEncoding::PcRelative { table_addr } => decode_pc_relative(table_addr, idx, off),
+        }
+    }
+}
 
 /// A borrowed view of one kernel's kallsyms tables.
 ///
@@ -23,8 +101,9 @@ pub struct KallsymsTables<'a> {
     pub num_syms: u32,
     /// `kallsyms_offsets`: one entry per symbol, in address order.
     pub offsets: &'a [i32],
-    /// `kallsyms_relative_base`.
-    pub relative_base: u64,
+    /// How `offsets` encode addresses (and `kallsyms_relative_base`, which
+    /// only the 6.12 layout has).
+    pub encoding: OffsetEncoding,
     /// `kallsyms_names`: `[len][len token bytes]` records, `len` one byte or,
     /// with bit 7 set, two bytes (ULEB128, 14 bits).
     pub names: &'a [u8],
@@ -37,8 +116,6 @@ pub struct KallsymsTables<'a> {
     /// `kallsyms_seqs_of_names`: three big-endian bytes per symbol, giving the
     /// address-order position of the `i`-th symbol in name order.
     pub seqs_of_names: &'a [u8],
-    /// `CONFIG_KALLSYMS_ABSOLUTE_PERCPU` (x86_64 SMP in 6.12).
-    pub absolute_percpu: bool,
 }
 
 /// The section boundaries `is_ksym_addr()` and `get_symbol_pos()` use.
@@ -265,7 +342,7 @@ impl<'a> KallsymsTables<'a> {
     #[inline]
     pub fn sym_address(&self, idx: usize) -> Option<u64> {
         let off = *self.offsets.get(idx)?;
-        Some(decode_offset(off, self.relative_base, self.absolute_percpu))
+        Some(self.encoding.decode(idx, off))
     }
 
     /// `get_symbol_seq()`: address-order position of the `index`-th symbol in
@@ -545,7 +622,22 @@ pub(crate) fn pos32(pos: usize) -> u32 {
     u32::try_from(pos).unwrap_or(u32::MAX)
 }
 
-/// The `kallsyms_sym_address()` decoding of one `kallsyms_offsets` entry.
+/// 7.3's `kallsyms_sym_address()`: `offset_to_ptr(&kallsyms_offsets[idx])`,
+/// i.e. `(unsigned long)&kallsyms_offsets[idx] + kallsyms_offsets[idx]`
+/// (the `int` sign-extended, the sum modulo 2^64), where
+/// `&kallsyms_offsets[idx]` is `table_addr + 4 * idx`.
+#[inline]
+pub fn decode_pc_relative(table_addr: u64, idx: usize, off: i32) -> u64 {
+    // `idx` is below 2^24 for any validated table; the arithmetic wraps
+    // like the kernel's pointer arithmetic for any other.
+    #[allow(clippy::cast_sign_loss)]
+    let bits = i64::from(off) as u64;
+    let entry = (idx as u64).wrapping_mul(4);
+    table_addr.wrapping_add(entry).wrapping_add(bits)
+}
+
+/// 6.12's `kallsyms_sym_address()` decoding of one `kallsyms_offsets`
+/// entry.
 #[inline]
 pub fn decode_offset(off: i32, relative_base: u64, absolute_percpu: bool) -> u64 {
     if !absolute_percpu {
@@ -562,5 +654,39 @@ pub fn decode_offset(off: i32, relative_base: u64, absolute_percpu: bool) -> u64
         #[allow(clippy::cast_sign_loss)]
         let bits = i64::from(off) as u64;
         relative_base.wrapping_sub(1).wrapping_sub(bits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 7.3: `&kallsyms_offsets[i] + (int)kallsyms_offsets[i]`, the entry
+    /// sign-extended and the sum modulo 2^64.
+    #[test]
+    fn pc_relative_is_entry_address_plus_entry() {
+        let t = 0xffff_ffff_8260_0000u64;
+        assert_eq!(decode_pc_relative(t, 0, 0), t);
+        assert_eq!(decode_pc_relative(t, 3, 0x10), t + 12 + 0x10);
+        assert_eq!(decode_pc_relative(t, 2, -0x60_0000), t + 8 - 0x60_0000);
+        assert_eq!(decode_pc_relative(t, 1, i32::MIN), t + 4 - (1u64 << 31));
+        assert_eq!(decode_pc_relative(u64::MAX - 4, 1, 1), 0);
+        let e = OffsetEncoding::PcRelative { table_addr: t };
+        assert_eq!(e.decode(2, -0x60_0000), t + 8 - 0x60_0000);
+        // The 6.12 encodings are unchanged.
+        let r = OffsetEncoding::RelativeBase {
+            base: 0xffff_ffff_8100_0000,
+            absolute_percpu: false,
+        };
+        assert_eq!(
+            r.decode(7, -1),
+            0xffff_ffff_8100_0000u64.wrapping_add(0xffff_ffff)
+        );
+        let p = OffsetEncoding::RelativeBase {
+            base: 0xffff_ffff_8100_0000,
+            absolute_percpu: true,
+        };
+        assert_eq!(p.decode(7, 0x1000), 0x1000);
+        assert_eq!(p.decode(7, -1), 0xffff_ffff_8100_0000);
     }
 }

@@ -13,7 +13,8 @@
 //!   (the March 2026 linux-modules patch);
 //! - [`owned`], [`build`] (the `scripts/kallsyms.c` compressor port),
 //!   [`pseudo`]: tables in owned storage;
-//! - [`parse`]: `/proc/kallsyms`, `nm` output, `/proc/modules`, sysfs.
+//! - [`parse`]: `/proc/kallsyms`, `nm` output, `/proc/modules`, sysfs;
+//! - [`layout`]: which kernel's layout (6.12 or 7.3) applies.
 //!
 //! The kernel crate's modules are re-exported ([`tables`], [`name`],
 //! [`cache`]; [`fast`] and [`module`] with the mirror's additions), and so are kallsyms-fast-shared's
@@ -28,10 +29,13 @@ extern crate alloc;
 extern crate std;
 
 pub use kallsyms_fast::{cache, name, tables};
-pub use kallsyms_fast::{KallsymsTables, Sections, SymbolPos, TableError, KSYM_NAME_LEN};
+pub use kallsyms_fast::{
+    KallsymsTables, OffsetEncoding, Sections, SymbolPos, TableError, KSYM_NAME_LEN,
+};
 pub use kallsyms_fast_shared::{format, loader};
 
 pub mod build;
+pub mod layout;
 pub mod module_index;
 
 /// The kernel crate's [`kallsyms_fast::fast`], plus the mirror's

@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use crate::tables::{KallsymsTables, Sections};
+use crate::tables::{KallsymsTables, OffsetEncoding, Sections};
 
 /// One symbol as `nm -n` or `/proc/kallsyms` lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -21,8 +21,10 @@ pub struct RawSymbol {
 pub struct OwnedTables {
     /// `kallsyms_offsets`.
     pub offsets: Vec<i32>,
-    /// `kallsyms_relative_base`.
-    pub relative_base: u64,
+    /// How `offsets` encode addresses (with 6.12's
+    /// `kallsyms_relative_base`, or 7.3's PC-relative entries and the
+    /// address of `kallsyms_offsets`).
+    pub encoding: OffsetEncoding,
     /// `kallsyms_names`.
     pub names: Vec<u8>,
     /// `kallsyms_markers`.
@@ -33,8 +35,6 @@ pub struct OwnedTables {
     pub token_index: Vec<u16>,
     /// `kallsyms_seqs_of_names`.
     pub seqs_of_names: Vec<u8>,
-    /// `CONFIG_KALLSYMS_ABSOLUTE_PERCPU`.
-    pub absolute_percpu: bool,
     /// Section bounds for lookups over these tables.
     pub sections: Sections,
 }
@@ -45,13 +45,12 @@ impl OwnedTables {
         KallsymsTables {
             num_syms: self.offsets.len() as u32,
             offsets: &self.offsets,
-            relative_base: self.relative_base,
+            encoding: self.encoding,
             names: &self.names,
             markers: &self.markers,
             token_table: &self.token_table,
             token_index: &self.token_index,
             seqs_of_names: &self.seqs_of_names,
-            absolute_percpu: self.absolute_percpu,
         }
     }
 }

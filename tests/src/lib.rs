@@ -14,7 +14,7 @@ pub mod capture;
 
 use kallsyms_mirror::mirror::{Mirror, MirrorModule};
 use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
-use kallsyms_mirror::{Sections, KSYM_NAME_LEN};
+use kallsyms_mirror::{OffsetEncoding, Sections, KSYM_NAME_LEN};
 
 /// Whether `addr` is encoded as an absolute per-CPU value (`--absolute-percpu`).
 pub fn is_percpu(addr: u64) -> bool {
@@ -179,7 +179,6 @@ fn encode(
     mut compress: impl FnMut(&[u8]) -> Vec<u8>,
 ) -> OwnedTables {
     let mut t = OwnedTables {
-        absolute_percpu,
         sections,
         ..Default::default()
     };
@@ -194,7 +193,10 @@ fn encode(
         .map(|s| s.addr)
         .min()
         .unwrap_or(0);
-    t.relative_base = relative_base;
+    t.encoding = OffsetEncoding::RelativeBase {
+        base: relative_base,
+        absolute_percpu,
+    };
     for (i, s) in symbols.iter().enumerate() {
         if i % 256 == 0 {
             t.markers.push(t.names.len() as u32);
@@ -278,4 +280,20 @@ pub fn kernel_src() -> std::path::PathBuf {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| "/var/cache/kallsyms-fast".into())
         .join("src/linux-source-6.12")
+}
+
+/// Re-encodes `t`'s `kallsyms_offsets` as Linux 7.3's PC-relative entries
+/// with the table at `table_addr` (`addr - (table_addr + 4 * i)`), keeping
+/// every symbol's address. Panics when an address is out of 32-bit reach,
+/// as the linker would refuse it.
+pub fn to_pc_relative(t: &mut OwnedTables, table_addr: u64) {
+    let addrs: Vec<u64> = {
+        let v = t.view();
+        (0..v.len()).map(|i| v.sym_address(i).unwrap()).collect()
+    };
+    for (i, (o, a)) in t.offsets.iter_mut().zip(addrs).enumerate() {
+        let entry = table_addr.wrapping_add(4 * i as u64);
+        *o = i32::try_from(a.wrapping_sub(entry) as i64).expect("within 32-bit reach");
+    }
+    t.encoding = OffsetEncoding::PcRelative { table_addr };
 }

@@ -25,6 +25,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use kallsyms_mirror::build::{compress, emit_asm, read_nm, CompressOptions};
+use kallsyms_mirror::format::SymbolBuf;
+use kallsyms_mirror::layout::KernelLayout;
+use kallsyms_mirror::mirror::{Algo, Mirror};
+use kallsyms_mirror::name::NameBuf;
 use kallsyms_mirror::owned::RawSymbol;
 
 /// The flag combinations of `scripts/kallsyms` 6.12.
@@ -882,7 +886,262 @@ fn sections_come_from_the_symbols() {
     assert_eq!(s.init_begin, 0xffff_ffff_8378_3000);
     // Absent from the slice.
     assert_eq!((s.end, s.init_end), (0, 0));
-    assert!(s.all_symbols && s.gate.is_none() && !t.absolute_percpu);
+    assert!(s.all_symbols && s.gate.is_none() && !t.encoding.absolute_percpu());
     let t = compress(&syms, &opts(false, true)).expect("builds");
-    assert!(!t.sections.all_symbols && t.absolute_percpu);
+    assert!(!t.sections.all_symbols && t.encoding.absolute_percpu());
+}
+
+// ---------------------------------------------------------------------------
+// Linux 7.3's scripts/kallsyms (`KernelLayout::Linux7_3`).
+
+/// The flag combinations of `scripts/kallsyms` 7.3 (`--absolute-percpu` is
+/// gone, `--pc-relative` is new).
+const COMBOS_73: [(&str, bool, bool); 4] = [
+    ("", false, false),
+    ("--all-symbols", true, false),
+    ("--pc-relative", false, true),
+    ("--all-symbols --pc-relative", true, true),
+];
+
+fn opts73(all: bool, pc_relative: bool) -> CompressOptions {
+    CompressOptions {
+        layout: KernelLayout::Linux7_3,
+        all_symbols: all,
+        pc_relative,
+        ..Default::default()
+    }
+}
+
+fn run_ours73(input: &[u8], all: bool, pc: bool) -> Result<Vec<u8>, String> {
+    let syms = read_nm(input).map_err(|e| e.to_string())?;
+    emit_asm(&syms, &opts73(all, pc)).map_err(|e| e.to_string())
+}
+
+/// `expected-7.3.sha256`: what the real 7.3.4 tool printed for the golden
+/// inputs (tests/golden/README.md says how it was made).
+#[test]
+fn golden_digests_7_3() {
+    let text = std::fs::read_to_string(golden_dir().join("expected-7.3.sha256"))
+        .expect("golden/expected-7.3.sha256");
+    let mut n = 0;
+    for l in text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let mut it = l.splitn(3, "  ");
+        let digest = it.next().unwrap_or_default();
+        let file = it.next().unwrap_or_default();
+        let flags = it.next().unwrap_or_default().trim();
+        let input = std::fs::read(golden_dir().join(file)).expect("golden input");
+        let all = flags.contains("--all-symbols");
+        let pc = flags.contains("--pc-relative");
+        match run_ours73(&input, all, pc) {
+            Ok(asm) => assert_eq!(
+                sha256_hex(&asm),
+                digest,
+                "{file} [{flags}]: SHA-256 of the 7.3 emit_asm differs"
+            ),
+            Err(e) => assert_eq!(digest, "error", "{file} [{flags}]: ours fails ({e})"),
+        }
+        n += 1;
+    }
+    assert_eq!(n, GOLDEN_INPUTS.len() * COMBOS_73.len());
+}
+
+/// The 7.3 text differs from 6.12's where 7.3's tool does: no preamble,
+/// `.balign 4`, `.size` lines, `_text - . + (N)` offsets, no relative base;
+/// and each tool refuses the other's option.
+#[test]
+fn layout_7_3_text_and_options() {
+    let input = b"ffffffff81000000 T _text\nffffffff81000000 T _stext\n\
+ffffffff81000010 T f\nffffffff81000020 T _etext\n";
+    let asm = String::from_utf8(run_ours73(input, false, true).unwrap()).unwrap();
+    assert!(asm.starts_with("\t.section .rodata, \"a\"\n.globl kallsyms_num_syms\n\t.balign 4\n"));
+    assert!(
+        asm.contains("\t.long\t_text - . + (16)\t/* Tf */\n"),
+        "{asm}"
+    );
+    assert!(asm.contains(".size kallsyms_offsets, . - kallsyms_offsets\n"));
+    assert!(!asm.contains("kallsyms_relative_base"));
+    let abs = String::from_utf8(run_ours73(input, false, false).unwrap()).unwrap();
+    assert!(abs.contains("\t.long\t0x81000010\t/* Tf */\n"), "{abs}");
+    let syms = read_nm(input).unwrap();
+    let bad73 = CompressOptions {
+        absolute_percpu: true,
+        ..opts73(false, false)
+    };
+    assert!(emit_asm(&syms, &bad73).is_err());
+    let bad612 = CompressOptions {
+        pc_relative: true,
+        ..Default::default()
+    };
+    assert!(emit_asm(&syms, &bad612).is_err());
+}
+
+/// 7.3 PC-relative tables hold the same symbols at the same addresses as
+/// 6.12's, and every lookup over them agrees with the mainline port.
+#[test]
+fn pc_relative_tables_round_trip() {
+    for file in GOLDEN_INPUTS {
+        let input = std::fs::read(golden_dir().join(file)).expect("golden input");
+        let syms = read_nm(&input).expect("parses");
+        let t612 = compress(&syms, &opts(false, false)).expect("6.12 tables");
+        let at = t612.sections.etext.next_multiple_of(0x20_0000);
+        let t73 = compress(
+            &syms,
+            &CompressOptions {
+                offsets_addr: at,
+                ..opts73(false, true)
+            },
+        );
+        let t73 = match t73 {
+            Ok(t) => t,
+            // synthetic-percpu0 has symbols near 0: out of 32-bit reach of
+            // a table above the text, as a linker would say.
+            Err(e) => {
+                assert!(file.contains("percpu0"), "{file}: {e}");
+                continue;
+            }
+        };
+        assert_eq!(
+            t73.encoding,
+            kallsyms_mirror::OffsetEncoding::PcRelative { table_addr: at }
+        );
+        let (a, b) = (t612.view(), t73.view());
+        assert_eq!(a.len(), b.len());
+        for i in 0..a.len() {
+            assert_eq!(a.sym_address(i), b.sym_address(i), "{file}: symbol {i}");
+        }
+        assert_eq!(t612.names, t73.names);
+        assert_eq!(t612.seqs_of_names, t73.seqs_of_names);
+        // synthetic-mixed has names validation refuses (empty, 512 bytes):
+        // then both layouts are refused alike.
+        let m = match (Mirror::new(t612, Vec::new()), Mirror::new(t73, Vec::new())) {
+            (Ok(_), Ok(m)) => m,
+            (Err(e1), Err(e2)) => {
+                assert_eq!(e1, e2, "{file}");
+                continue;
+            }
+            (x, y) => panic!("{file}: 6.12 {:?}, 7.3 {:?}", x.err(), y.err()),
+        };
+        let (mut n1, mut n2) = (NameBuf::new(), NameBuf::new());
+        let (mut s1, mut s2) = (SymbolBuf::new(), SymbolBuf::new());
+        for s in syms.iter().step_by(7) {
+            for addr in [s.addr, s.addr.wrapping_add(1), s.addr.wrapping_sub(1)] {
+                m.sprint(Algo::Mainline, addr, true, &mut n1, &mut s1);
+                m.sprint(Algo::Fast, addr, true, &mut n2, &mut s2);
+                assert_eq!(s1.as_bytes(), s2.as_bytes(), "{file}: {addr:#x}");
+            }
+        }
+    }
+}
+
+/// The real 7.3 `scripts/kallsyms`, built from `$KFAST_KERNEL73_SRC`,
+/// else `$KFAST_CACHE/src/linux-source-7.3` (Debian's linux-source-7.3
+/// unpacked; the harness does not unpack it yet).
+fn real_tool_7_3() -> &'static Path {
+    static TOOL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let tool = TOOL.get_or_init(|| {
+        let src = std::env::var_os("KFAST_KERNEL73_SRC")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                std::env::var_os("KFAST_CACHE")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| "/var/cache/kallsyms-fast".into())
+                    .join("src/linux-source-7.3")
+            });
+        let c = src.join("scripts/kallsyms.c");
+        let inc = src.join("scripts/include");
+        if !c.is_file() || !inc.join("xalloc.h").is_file() {
+            return Err(format!(
+                "no 7.3 kernel tree: {} missing (set KFAST_KERNEL73_SRC)",
+                c.display()
+            ));
+        }
+        let bin = scratch().path().join("kallsyms-7.3");
+        match Command::new("gcc")
+            .args(["-O2", "-I"])
+            .arg(&inc)
+            .arg("-o")
+            .arg(&bin)
+            .arg(&c)
+            .status()
+        {
+            Ok(s) if s.success() => Ok(bin),
+            Ok(s) => Err(format!("gcc failed to build {}: {s}", c.display())),
+            Err(e) => Err(format!("cannot run gcc: {e}")),
+        }
+    });
+    match tool {
+        Ok(p) => p,
+        Err(e) => panic!("real 7.3 scripts/kallsyms unavailable: {e}"),
+    }
+}
+
+fn compare_with_real_7_3(tool: &Path, path: &Path, what: &str) -> usize {
+    let input = std::fs::read(path).expect("reading input");
+    let mut failing = 0;
+    for (flags, all, pc) in COMBOS_73 {
+        let real = run_real(tool, path, flags);
+        match (run_ours73(&input, all, pc), real) {
+            (Ok(o), Some(r)) => assert!(
+                o == r,
+                "{what} [7.3 {flags}]: output differs; {}",
+                first_difference(&o, &r)
+            ),
+            (Err(_), None) => failing += 1,
+            (Ok(_), None) => panic!("{what} [7.3 {flags}]: scripts/kallsyms fails, ours succeeds"),
+            (Err(e), Some(_)) => {
+                panic!("{what} [7.3 {flags}]: ours fails ({e}), scripts/kallsyms succeeds")
+            }
+        }
+    }
+    failing
+}
+
+#[test]
+#[ignore = "needs the 7.3 kernel tree (KFAST_KERNEL73_SRC) and gcc"]
+fn identical_to_real_7_3_tool() {
+    let tool = real_tool_7_3();
+    let dir = scratch_dir();
+    let mut cases = 0;
+    let mut failing = 0;
+    for file in GOLDEN_INPUTS {
+        failing += compare_with_real_7_3(tool, &golden_dir().join(file), file);
+        cases += 1;
+    }
+    for seed in 1..4 {
+        for base in [0u64, 0xffff_ffff_8300_0000] {
+            let p = dir.join(format!("synthetic73-{seed}-{base:x}.nm"));
+            std::fs::write(&p, synthetic(seed, base, 2000 * seed as usize)).expect("write");
+            failing += compare_with_real_7_3(tool, &p, &format!("synthetic {seed} {base:#x}"));
+            cases += 1;
+        }
+    }
+    let edges: [&[u8]; 7] = [
+        b"",
+        b"ffffffff81000000 T _stext",
+        b"ffffffff81000000 T _text\nffffffff81000000 T _stext\nffffffff81000010 T _etext\n",
+        b"0 T _stext\n100000000 T far\n100000001 T _etext\n",
+        b"ffffffff81000000 T _text\n0 T _stext\n7effffff T a\n7f000000 T b\nffffffff90000000 T _etext\n",
+        b"80000000 D __per_cpu_start\n80000000 D big_pcpu\n80000008 D __per_cpu_end\n",
+        b"  +0x10 T a\n-1 T b\n1ffffffffffffffff T c\n",
+    ];
+    for (i, e) in edges.iter().enumerate() {
+        let p = dir.join(format!("edge73-{i}.nm"));
+        std::fs::write(&p, e).expect("write");
+        failing += compare_with_real_7_3(tool, &p, &format!("edge case {i}"));
+        cases += 1;
+    }
+    for seed in 0..300 {
+        let p = dir.join(format!("fuzz73-{seed}.nm"));
+        std::fs::write(&p, fuzz_input(seed)).expect("write");
+        failing += compare_with_real_7_3(tool, &p, &format!("fuzz seed {seed}"));
+        cases += 1;
+    }
+    eprintln!(
+        "{cases} inputs x {} flag combinations agree with 7.3's scripts/kallsyms: {} byte-identical outputs, {failing} runs failing in both",
+        COMBOS_73.len(),
+        cases * COMBOS_73.len() - failing
+    );
 }

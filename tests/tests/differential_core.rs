@@ -5,7 +5,7 @@
 //! (long tokens, merged tokens, records of one token), the rest the
 //! one-byte-per-token table.
 
-use kallsyms_fast_tests::{plain_tables, token_tables};
+use kallsyms_fast_tests::{plain_tables, to_pc_relative, token_tables};
 use kallsyms_mirror::fast::{
     build_addr_index, build_name_index, AddrIndexLayout, FastCore, NameIndexLayout,
 };
@@ -27,6 +27,9 @@ struct Kernel {
     sections: Sections,
     /// Seed of the random token table; `None` for one token per byte.
     token_seed: Option<u64>,
+    /// Linux 7.3's PC-relative offsets, with `kallsyms_offsets` at this
+    /// address (never with `absolute_percpu`, which 7.3 does not have).
+    pc_relative: Option<u64>,
 }
 
 fn name_strategy() -> impl Strategy<Value = Vec<u8>> {
@@ -56,9 +59,10 @@ fn kernel_strategy() -> impl Strategy<Value = Kernel> {
         ),
         0u64..40,
         prop_oneof![1 => Just(None), 3 => any::<u64>().prop_map(Some)],
+        prop_oneof![1 => Just(None), 1 => (0u64..0x1000_0000).prop_map(Some)],
     )
         .prop_map(
-            |(n, absolute_percpu, all_symbols, raw, percpu_count, token_seed)| {
+            |(n, absolute_percpu, all_symbols, raw, percpu_count, token_seed, pc)| {
                 let mut symbols = Vec::new();
                 let mut addr = TEXT;
                 if absolute_percpu {
@@ -98,11 +102,17 @@ fn kernel_strategy() -> impl Strategy<Value = Kernel> {
                     },
                     all_symbols,
                 };
+                // The table anywhere from the text up to 256 MiB above
+                // the last symbol (a kernel's .rodata follows its text).
+                let pc_relative = pc
+                    .filter(|_| !absolute_percpu)
+                    .map(|d| (TEXT + d + span) & !3);
                 Kernel {
                     symbols,
                     absolute_percpu,
                     sections,
                     token_seed,
+                    pc_relative,
                 }
             },
         )
@@ -119,10 +129,13 @@ struct Built {
 }
 
 fn build(k: &Kernel) -> Built {
-    let tables = match k.token_seed {
+    let mut tables = match k.token_seed {
         Some(seed) => token_tables(&k.symbols, k.absolute_percpu, k.sections, seed),
         None => plain_tables(&k.symbols, k.absolute_percpu, k.sections),
     };
+    if let Some(at) = k.pc_relative {
+        to_pc_relative(&mut tables, at);
+    }
     let view = tables.view();
     let mut scratch = vec![0u64; view.len().div_ceil(64)];
     view.validate(&mut scratch)
@@ -369,7 +382,11 @@ fn token_tables_round_trip_and_use_long_tokens() {
 /// symbol, whose keys saturate and which take the binary search.
 #[test]
 fn address_tree_dense_runs_and_far_addresses() {
-    for (absolute_percpu, stext) in [(false, TEXT), (true, 0)] {
+    // The third run: the same symbols in 7.3's PC-relative encoding, whose
+    // leaf blocks count each entry from its own address.
+    for (absolute_percpu, stext, pc) in
+        [(false, TEXT, false), (true, 0, false), (false, TEXT, true)]
+    {
         let mut symbols = Vec::new();
         if absolute_percpu {
             for i in 0..40u64 {
@@ -409,6 +426,7 @@ fn address_tree_dense_runs_and_far_addresses() {
             absolute_percpu,
             sections,
             token_seed: None,
+            pc_relative: pc.then_some((last + 0x1_0000) & !3),
         };
         let b = build(&k);
         assert!(b.al.levels >= 3, "three tree levels: {:?}", b.al);

@@ -13,7 +13,7 @@ use kallsyms_mirror::mainline::Mainline;
 use kallsyms_mirror::mirror::{Algo, Mirror};
 use kallsyms_mirror::name::NameBuf;
 use kallsyms_mirror::owned::{OwnedTables, RawSymbol};
-use kallsyms_mirror::{KallsymsTables, Sections, TableError, KSYM_NAME_LEN};
+use kallsyms_mirror::{KallsymsTables, OffsetEncoding, Sections, TableError, KSYM_NAME_LEN};
 
 const TEXT: u64 = 0xffff_ffff_8100_0000;
 const N: usize = 600;
@@ -386,10 +386,25 @@ fn offsets_not_sorted() {
     // Order is checked on decoded addresses: with the per-CPU encoding,
     // non-negative offsets are absolute values.
     let mut p = good();
-    p.absolute_percpu = true;
+    p.encoding = OffsetEncoding::RelativeBase {
+        base: p.encoding.relative_base().expect("a 6.12 table"),
+        absolute_percpu: true,
+    };
     p.offsets[0] = 0x10;
     p.offsets[1] = 0x08;
     assert_eq!(check_owned(&p), Err(TableError::Unsorted { pos: 1 }));
+    // 7.3 PC-relative: each entry counts from its own address, so equal
+    // entries ascend by 4 and an entry 5 below its predecessor descends.
+    let mut r = good();
+    r.encoding = OffsetEncoding::PcRelative { table_addr: TEXT };
+    for o in r.offsets.iter_mut() {
+        *o = 0;
+    }
+    assert_eq!(check_owned(&r), Ok(()));
+    r.offsets[4] = -5;
+    assert_eq!(check_owned(&r), Err(TableError::Unsorted { pos: 4 }));
+    r.offsets[4] = -4;
+    assert_eq!(check_owned(&r), Ok(()), "an alias of its predecessor");
 }
 
 #[test]

@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use kallsyms_mirror::build::encode_kernel_order;
+use kallsyms_mirror::build::{encode_kernel_order_with, CompressOptions};
+use kallsyms_mirror::layout::{KernelLayout, SeenTables};
 use kallsyms_mirror::mirror::{sections_from_symbols, Mirror, MirrorModule};
 use kallsyms_mirror::module::{MemRegion, ModuleLayout};
 use kallsyms_mirror::owned::RawSymbol;
@@ -51,8 +52,26 @@ fn to_mirror_layout(exact: &kallsyms_mirror::parse::ModuleLayout) -> ModuleLayou
 pub fn mirror_of(machine: Machine, parse: Duration) -> Result<Loaded, String> {
     let t0 = Instant::now();
     let sections = sections_from_symbols(&machine.core);
-    let abs = absolute_percpu(&machine.core, sections.stext);
-    let tables = encode_kernel_order(&machine.core, abs, sections)
+    // The kernel's own encoding when its list shows it: 7.3 (no
+    // kallsyms_relative_base, kallsyms_offsets listed) is re-encoded
+    // PC-relative at its own kallsyms_offsets; otherwise 6.12's. Lookups
+    // answer the same either way.
+    let opts = match SeenTables::of_symbols(&machine.core) {
+        Some(SeenTables {
+            layout: KernelLayout::Linux7_3,
+            offsets_addr: Some(at),
+        }) => CompressOptions {
+            layout: KernelLayout::Linux7_3,
+            pc_relative: true,
+            offsets_addr: at,
+            ..Default::default()
+        },
+        _ => CompressOptions {
+            absolute_percpu: absolute_percpu(&machine.core, sections.stext),
+            ..Default::default()
+        },
+    };
+    let tables = encode_kernel_order_with(&machine.core, &opts, sections)
         .map_err(|e| format!("{}/proc/kallsyms: {e}", machine.root.display()))?;
     let encode = t0.elapsed();
     let t1 = Instant::now();

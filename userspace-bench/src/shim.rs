@@ -390,6 +390,9 @@ pub fn load_text(kallsyms: &str) -> Result<String, String> {
                 ))
             }
             Some(a) => out.push_str(&format!("{name} {a:x}\n")),
+            // kallsyms_relative_base: 6.12 has it, 7.3 does not; the module
+            // reads 7.3's PC-relative offsets when it is not sent.
+            None if kallsyms_mirror::loader::is_optional(name) => {}
             None => return Err(format!("{name} not in /proc/kallsyms (needs KALLSYMS_ALL)")),
         }
     }
@@ -493,5 +496,25 @@ mod tests {
         assert!(t.starts_with("kallsyms_num_syms ffff000000000000\n"));
         k = k.replace("_end\n", "_endx\n");
         assert!(load_text(&k).unwrap_err().contains("_end"));
+    }
+
+    /// A 7.3 kernel has no kallsyms_relative_base: its line is left out,
+    /// and only that one may be.
+    #[test]
+    fn load_text_leaves_out_a_missing_relative_base() {
+        let mut k = String::new();
+        for (i, s) in SHIM_SYMBOLS.iter().enumerate() {
+            if *s != "kallsyms_relative_base" {
+                k.push_str(&format!(
+                    "{:016x} T {s}\n",
+                    0xffff_0000_0000_0000u64 + i as u64
+                ));
+            }
+        }
+        let t = load_text(&k).unwrap();
+        assert_eq!(t.lines().count(), SHIM_SYMBOLS.len() - 1);
+        assert!(!t.contains("kallsyms_relative_base"));
+        let k = k.replace(" kallsyms_offsets\n", " kallsyms_offsetsx\n");
+        assert!(load_text(&k).unwrap_err().contains("kallsyms_offsets"));
     }
 }

@@ -44,7 +44,10 @@
 use super::prefetch::prefetch_line;
 use super::SymbolPos;
 use crate::name::{record_offset, skip_record};
-use crate::tables::{decode_offset, pos32, KallsymsTables, Sections, TableError, MARKER_STRIDE};
+use crate::tables::{
+    decode_offset, decode_pc_relative, pos32, KallsymsTables, OffsetEncoding, Sections, TableError,
+    MARKER_STRIDE,
+};
 
 /// Keys per tree node and symbols per leaf block: 16 `u32` keys fill one
 /// 64-byte cache line, and 16 `kallsyms_offsets` entries one or two.
@@ -218,12 +221,33 @@ fn count_addrs_le(t: &KallsymsTables<'_>, lo: usize, hi: usize, addr: u64) -> us
     let Some(offs) = t.offsets.get(lo..hi) else {
         return 0;
     };
-    let base = t.relative_base;
-    // Two loops rather than a test of the encoding per entry.
-    if t.absolute_percpu {
-        count_where(offs, |o| decode_offset(o, base, true) <= addr)
-    } else {
-        count_where(offs, |o| decode_offset(o, base, false) <= addr)
+    // One loop per encoding rather than a test of the encoding per entry.
+    match t.encoding {
+        OffsetEncoding::RelativeBase {
+            base,
+            absolute_percpu: true,
+        } => count_where(offs, |o| decode_offset(o, base, true) <= addr),
+        OffsetEncoding::RelativeBase {
+            base,
+            absolute_percpu: false,
+        } => count_where(offs, |o| decode_offset(o, base, false) <= addr),
+        OffsetEncoding::PcRelative { table_addr } => {
+            count_where_indexed(offs, |j, o| {
+                // Position lo + j; `lo + j < hi <= offsets.len()`.
+                decode_pc_relative(table_addr, lo.wrapping_add(j), o) <= addr
+            })
+        }
+    }
+}
+
+/// [`count_where`] for a predicate that also takes the element's index
+/// in `s` (the PC-relative encoding's address depends on the position).
+#[inline(always)]
+fn count_where_indexed<T: Copy>(s: &[T], f: impl Fn(usize, T) -> bool) -> usize {
+    let add = |c: usize, (j, &x): (usize, &T)| c.wrapping_add(usize::from(f(j, x)));
+    match s.first_chunk::<FAN>() {
+        Some(node) if s.len() == FAN => node.iter().enumerate().fold(0, add),
+        _ => s.iter().enumerate().fold(0, add),
     }
 }
 

@@ -12,11 +12,12 @@
 use alloc::vec::Vec;
 
 use super::filter::Entry;
-use super::{sort, tokens, BuildError, Compressed};
+use super::{sort, tokens, BuildError, CompressOptions, Compressed};
+use crate::layout::KernelLayout;
 use crate::owned::{OwnedTables, RawSymbol};
 use crate::tables::{Sections, KSYM_NAME_LEN};
 
-/// Encodes `symbols`, in the kernel's position order, into tables.
+/// Encodes `symbols`, in the kernel's position order, into 6.12 tables.
 ///
 /// With `absolute_percpu`, symbols between `__per_cpu_start` and
 /// `__per_cpu_end` (inclusive, as `scripts/kallsyms` tests the range) are
@@ -26,6 +27,25 @@ pub fn encode_kernel_order(
     absolute_percpu: bool,
     sections: Sections,
 ) -> Result<OwnedTables, BuildError> {
+    let opts = CompressOptions {
+        absolute_percpu,
+        ..Default::default()
+    };
+    encode_kernel_order_with(symbols, &opts, sections)
+}
+
+/// [`encode_kernel_order`] for the kernel `opts.layout` names, with its
+/// offsets encoding: 6.12's (`opts.absolute_percpu`), or 7.3's
+/// (`opts.pc_relative`, the table placed at `opts.offsets_addr`).
+/// `all_symbols` and `reject_long_names` are ignored: nothing is filtered
+/// and a name of `KSYM_NAME_LEN` bytes is always refused.
+pub fn encode_kernel_order_with(
+    symbols: &[RawSymbol],
+    opts: &CompressOptions,
+    sections: Sections,
+) -> Result<OwnedTables, BuildError> {
+    opts.check()?;
+    let absolute_percpu = opts.absolute_percpu;
     let find = |n: &[u8]| symbols.iter().find(|s| s.name == n).map(|s| s.addr);
     let percpu = match (find(b"__per_cpu_start"), find(b"__per_cpu_end")) {
         (Some(s), Some(e)) if absolute_percpu => Some((s, e)),
@@ -59,7 +79,10 @@ pub fn encode_kernel_order(
             sym,
         });
     }
-    let relative_base = sort::record_relative_base(&entries);
+    let relative_base = match opts.layout {
+        KernelLayout::Linux6_12 => sort::record_relative_base(&entries),
+        KernelLayout::Linux7_3 => 0,
+    };
     let mut packed = tokens::Packed::new(&entries);
     let best = tokens::optimize_token_table(&mut packed);
     let c = Compressed {
@@ -69,7 +92,7 @@ pub fn encode_kernel_order(
         text: find(b"_text").unwrap_or(0),
         relative_base,
         sections,
-        absolute_percpu,
+        opts: *opts,
     };
     super::emit::to_tables(&c)
 }

@@ -1,5 +1,6 @@
-//! A byte-identical port of the Linux 6.12 `scripts/kallsyms.c` table
-//! compressor.
+//! A byte-identical port of the `scripts/kallsyms.c` table compressor of
+//! Linux 6.12 and of Linux 7.3, chosen by [`CompressOptions::layout`]
+//! ([`KernelLayout`]; what differs between the two is listed there).
 //!
 //! `scripts/kallsyms` reads `nm -n` output of a vmlinux and prints assembler
 //! source with the kallsyms tables (`kallsyms_names`, the token table, the
@@ -10,10 +11,10 @@
 //!    `strtoull()` address parsing, NUL truncation of names);
 //! 2. the rest of `read_symbol()` and `read_map()` (over-long names, `_text`,
 //!    ignored symbols, the text and per-cpu ranges), `shrink_table()` and
-//!    `make_percpus_absolute()` live in `filter`;
+//!    `make_percpus_absolute()` (6.12 only) live in `filter`;
 //! 3. `sort_symbols()` (address, weakness, linker-provided names, leading
 //!    underscores, input order) lives in `sort`;
-//!    `record_relative_base()` is there too;
+//!    `record_relative_base()` (6.12 only) is there too;
 //! 4. the greedy token table (`optimize_token_table()`) lives in `tokens`,
 //!    with the tool's exact iteration order and tie-breaking;
 //! 5. `write_src()` lives in `emit`: [`emit_asm`] prints its exact text and
@@ -40,26 +41,56 @@ mod tokens;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::layout::KernelLayout;
 use crate::owned::{OwnedTables, RawSymbol};
 
-pub use kernel_order::encode_kernel_order;
+pub use kernel_order::{encode_kernel_order, encode_kernel_order_with};
 pub use nm::read_nm;
 
-/// The command-line options of `scripts/kallsyms` (6.12), plus one strictness
-/// switch of this port.
+/// The command-line options of `scripts/kallsyms` (6.12 or 7.3), the
+/// kernel whose tool runs, plus one strictness switch of this port and,
+/// for 7.3's PC-relative tables, where [`compress`] places them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CompressOptions {
+    /// Which kernel's `scripts/kallsyms.c` this is.
+    pub layout: KernelLayout,
     /// `--all-symbols` (`CONFIG_KALLSYMS_ALL`): keep symbols outside the text
     /// and init-text ranges.
     pub all_symbols: bool,
-    /// `--absolute-percpu` (`CONFIG_KALLSYMS_ABSOLUTE_PERCPU`): symbols
-    /// between `__per_cpu_start` and `__per_cpu_end` get type `A` and are
-    /// stored as absolute offsets.
+    /// `--absolute-percpu` (6.12 only, `CONFIG_KALLSYMS_ABSOLUTE_PERCPU`):
+    /// symbols between `__per_cpu_start` and `__per_cpu_end` get type `A`
+    /// and are stored as absolute offsets. 7.3's tool has no such option
+    /// ([`BuildError::BadOptions`]).
     pub absolute_percpu: bool,
+    /// `--pc-relative` (7.3 only; set when `CONFIG_64BIT` or
+    /// `CONFIG_RELOCATABLE`): each offset is the symbol's distance from
+    /// its own `kallsyms_offsets` entry. Without it 7.3 stores each
+    /// address as a `u32`. 6.12's tool has no such option.
+    pub pc_relative: bool,
+    /// For [`compress`] with `pc_relative`: the address the tables place
+    /// `kallsyms_offsets[0]` at (the linker's choice in a real kernel;
+    /// [`emit_asm`] prints the symbolic `_text - .` and ignores it).
+    pub offsets_addr: u64,
     /// Refuse names of `KSYM_NAME_LEN` (512) bytes or more with
     /// [`BuildError::NameTooLong`]. `scripts/kallsyms` only warns on stderr
     /// and drops such a symbol, which is what happens when this is `false`.
     pub reject_long_names: bool,
+}
+
+impl CompressOptions {
+    /// Refuses a flag the chosen kernel's tool does not have (its
+    /// `getopt_long()` prints the usage and exits).
+    pub(crate) fn check(&self) -> Result<(), BuildError> {
+        match self.layout {
+            KernelLayout::Linux6_12 if self.pc_relative => Err(BuildError::BadOptions(
+                "--pc-relative is not an option of 6.12's scripts/kallsyms",
+            )),
+            KernelLayout::Linux7_3 if self.absolute_percpu => Err(BuildError::BadOptions(
+                "--absolute-percpu is not an option of 7.3's scripts/kallsyms",
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Why the tables could not be built. Every variant names the offending
@@ -106,6 +137,19 @@ pub enum BuildError {
         /// Number of symbols kept.
         count: usize,
     },
+    /// A 7.3 PC-relative entry cannot reach its symbol from the place
+    /// [`CompressOptions::offsets_addr`] puts the entry at (the linker's
+    /// 32-bit PC-relative relocation would overflow).
+    PcRelativeOutOfRange {
+        /// Symbol name.
+        name: Vec<u8>,
+        /// Symbol value.
+        addr: u64,
+        /// Address of its `kallsyms_offsets` entry.
+        entry: u64,
+    },
+    /// An option the chosen kernel's `scripts/kallsyms` does not have.
+    BadOptions(&'static str),
     /// The token table is longer than a 16-bit `kallsyms_token_index` entry
     /// can address (only [`compress`] refuses; the assembler would truncate).
     TokenTableTooLarge {
@@ -144,6 +188,12 @@ impl core::fmt::Display for BuildError {
                 if *absolute { "absolute" } else { "relative" },
                 lossy(name)
             ),
+            BuildError::PcRelativeOutOfRange { name, addr, entry } => write!(
+                f,
+                "symbol {:?} value {addr:#x} out of 32-bit PC-relative reach of its kallsyms_offsets entry at {entry:#x}",
+                lossy(name)
+            ),
+            BuildError::BadOptions(why) => f.write_str(why),
             BuildError::TooManySymbols { count } => {
                 write!(
                     f,
@@ -201,23 +251,28 @@ struct Compressed {
     best: tokens::BestTable,
     /// Value of `_text` (0 when absent).
     text: u64,
-    /// `relative_base`.
+    /// `relative_base` (6.12; 0 for 7.3, which has none).
     relative_base: u64,
     /// Section bounds found in the input.
     sections: crate::tables::Sections,
-    /// `--absolute-percpu`.
-    absolute_percpu: bool,
+    /// The tool's kernel and options.
+    opts: CompressOptions,
 }
 
 /// `main()` up to `write_src()`.
 fn run(nm_symbols: &[RawSymbol], opts: &CompressOptions) -> Result<Compressed, BuildError> {
+    opts.check()?;
     let read = filter::read_map(nm_symbols, opts)?;
     let mut entries = filter::shrink_table(read.entries, &read.ranges, opts.all_symbols);
+    // 7.3 has neither step (`check()` refused --absolute-percpu there).
     if opts.absolute_percpu {
         filter::make_percpus_absolute(&mut entries, &read.ranges);
     }
     sort::sort_symbols(&mut entries);
-    let relative_base = sort::record_relative_base(&entries);
+    let relative_base = match opts.layout {
+        KernelLayout::Linux6_12 => sort::record_relative_base(&entries),
+        KernelLayout::Linux7_3 => 0,
+    };
     let mut packed = tokens::Packed::new(&entries);
     let best = tokens::optimize_token_table(&mut packed);
     let mut sections = read.sections;
@@ -229,6 +284,6 @@ fn run(nm_symbols: &[RawSymbol], opts: &CompressOptions) -> Result<Compressed, B
         text: read.text,
         relative_base,
         sections,
-        absolute_percpu: opts.absolute_percpu,
+        opts: *opts,
     })
 }
