@@ -259,7 +259,6 @@ fn sample(addrs: Vec<u64>, every: usize) -> Vec<u64> {
 /// The addresses `shim check` sends: for core symbols, each symbol's
 /// address + 1; for module symbols (sorted per module), in turn the first
 /// byte, the second byte and the last byte before the next symbol.
-
 pub fn check_addresses(kallsyms: &str) -> Result<Vec<u64>, String> {
     let mut core = Vec::new();
     let mut modules: std::collections::BTreeMap<&str, Vec<u64>> = Default::default();
