@@ -10,7 +10,7 @@ use kallsyms_mirror::mirror::{sections_from_symbols, Mirror, MirrorModule};
 use kallsyms_mirror::module::{MemRegion, ModuleLayout};
 use kallsyms_mirror::owned::RawSymbol;
 use kallsyms_mirror::parse::machine::Machine;
-use kallsyms_mirror::parse::regions::{machine_layouts, LayoutSource, DEFAULT_PAGE_SIZE};
+use kallsyms_mirror::parse::regions::{machine_layouts_for, LayoutSource, DEFAULT_PAGE_SIZE};
 
 /// A loaded mirror and what loading it cost.
 pub struct Loaded {
@@ -56,7 +56,8 @@ pub fn mirror_of(machine: Machine, parse: Duration) -> Result<Loaded, String> {
     // kallsyms_relative_base, kallsyms_offsets listed) is re-encoded
     // PC-relative at its own kallsyms_offsets; otherwise 6.12's. Lookups
     // answer the same either way.
-    let opts = match SeenTables::of_symbols(&machine.core) {
+    let seen = SeenTables::of_symbols(&machine.core);
+    let opts = match seen {
         Some(SeenTables {
             layout: KernelLayout::Linux7_3,
             offsets_addr: Some(at),
@@ -75,7 +76,9 @@ pub fn mirror_of(machine: Machine, parse: Duration) -> Result<Loaded, String> {
         .map_err(|e| format!("{}/proc/kallsyms: {e}", machine.root.display()))?;
     let encode = t0.elapsed();
     let t1 = Instant::now();
-    let layouts = machine_layouts(&machine, DEFAULT_PAGE_SIZE);
+    // The module rules of the kernel the tables show (6.12 when unknown).
+    let kernel = seen.map_or(KernelLayout::Linux6_12, |s| s.layout);
+    let layouts = machine_layouts_for(&machine, DEFAULT_PAGE_SIZE, kernel);
     // Modules without symbols never resolve anything: they do not count.
     let exact = machine
         .modules

@@ -59,6 +59,22 @@
 //!   to the page after its last symbol (the total also counts regions that
 //!   cannot be placed then); modules in neither
 //!   `/proc/modules` nor sysfs, a `MOD_TEXT` spanning their text symbols.
+//!
+//! # What Linux 7.3 changes ([`machine_layouts_for`] with `Linux7_3`)
+//!
+//! - `module_mark_ro_after_init()` (kernel/module/strict_rwx.c) also puts
+//!   `.static_call_sites` in `MOD_RO_AFTER_INIT`
+//!   (`CONFIG_HAVE_STATIC_CALL_INLINE`, x86_64): [`classify_for`];
+//! - with `CONFIG_ARCH_HAS_EXECMEM_ROX` (x86_64, on in Debian's 7.3),
+//!   `module_memory_alloc()` takes text from `EXECMEM_MODULE_TEXT`, whose
+//!   cache (mm/execmem.c) carves page-aligned pieces out of shared 2 MiB
+//!   ROX areas: one module's text may end right where another's starts,
+//!   with no guard page between them. Data types are vmalloc areas as in
+//!   6.12;
+//! - a module whose text is empty gets no `MOD_TEXT` (`move_module()`), and
+//!   `/proc/modules` prints base 0 for it.
+//!
+//! `find_kallsyms_symbol()` and `within_module_mem_type()` are unchanged.
 
 use std::collections::HashMap;
 use std::vec::Vec;
@@ -66,6 +82,7 @@ use std::vec::Vec;
 use super::layout::{ModuleLayout, MOD_MEM_NUM_TYPES};
 use super::machine::{Machine, MachineModule};
 use super::modules::ModuleState;
+use crate::layout::KernelLayout;
 
 /// The page size assumed for region alignment (x86_64 has only 4 KiB).
 pub const DEFAULT_PAGE_SIZE: u64 = 4096;
@@ -107,8 +124,19 @@ pub enum LayoutSource {
     SymbolsOnly,
 }
 
-/// The `enum mod_mem_type` a section of this name is laid out in, if the
-/// name says it; `None` for names this table does not know.
+/// [`classify`] for the kernel `layout` names. Linux 7.3 (x86_64, with
+/// `CONFIG_HAVE_STATIC_CALL_INLINE`) adds `.static_call_sites` to the
+/// sections `module_mark_ro_after_init()` (kernel/module/strict_rwx.c)
+/// moves to `MOD_RO_AFTER_INIT`; 6.12 leaves it in `MOD_DATA`.
+pub fn classify_for(name: &str, layout: KernelLayout) -> Option<usize> {
+    if layout == KernelLayout::Linux7_3 && name == ".static_call_sites" {
+        return Some(MOD_RO_AFTER_INIT);
+    }
+    classify(name)
+}
+
+/// The `enum mod_mem_type` a section of this name is laid out in on Linux
+/// 6.12, if the name says it; `None` for names this table does not know.
 ///
 /// Exact for what the loader decides by name (`.init*`, the
 /// ro_after_init pair, `.symtab`/`.strtab`); for the rest, the flags the
@@ -188,7 +216,7 @@ fn page_align(x: u64, page: u64) -> Option<u64> {
 
 /// Live allocation starts of every module, sorted: `/proc/modules` bases
 /// and the addresses of sections that are not stale init sections.
-fn live_starts(machine: &Machine) -> Vec<u64> {
+fn live_starts(machine: &Machine, layout: KernelLayout) -> Vec<u64> {
     let mut v = Vec::new();
     for m in &machine.modules {
         let live = module_is_live(m);
@@ -196,7 +224,7 @@ fn live_starts(machine: &Machine) -> Vec<u64> {
             v.push(p.base);
         }
         for (name, addr) in &m.sections {
-            if *addr != 0 && !(live && classify(name).is_some_and(is_init_type)) {
+            if *addr != 0 && !(live && classify_for(name, layout).is_some_and(is_init_type)) {
                 v.push(*addr);
             }
         }
@@ -219,8 +247,14 @@ struct Work {
 }
 
 /// Derives one module's regions; `starts` is [`live_starts`] of the whole
-/// machine, `page` the page size (a power of two).
-fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, LayoutSource) {
+/// machine, `page` the page size (a power of two), `layout` the kernel
+/// whose loader placed them.
+fn derive_one(
+    m: &MachineModule,
+    starts: &[u64],
+    page: u64,
+    layout: KernelLayout,
+) -> (ModuleLayout, LayoutSource) {
     let mut out: ModuleLayout = [None; MOD_MEM_NUM_TYPES];
     let live = module_is_live(m);
     let aligned = |a: u64| a & (page - 1) == 0;
@@ -229,7 +263,7 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
     let mut secs: Vec<(Option<usize>, u64)> = m
         .sections
         .iter()
-        .map(|(n, a)| (classify(n), *a))
+        .map(|(n, a)| (classify_for(n, layout), *a))
         .filter(|(c, a)| *a != 0 && !(live && c.is_some_and(is_init_type)))
         .collect();
     secs.sort_by_key(|s| s.1);
@@ -238,6 +272,11 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
     // lowest section, walked down over unknown names to a page boundary.
     let mut bases: [Option<u64>; MOD_MEM_NUM_TYPES] = [None; MOD_MEM_NUM_TYPES];
     bases[MOD_TEXT] = m.proc.as_ref().map(|p| p.base);
+    // 7.3: a module without text has no MOD_TEXT allocation
+    // (`move_module()` leaves its base NULL), and /proc/modules prints 0.
+    if layout == KernelLayout::Linux7_3 && bases[MOD_TEXT] == Some(0) {
+        bases[MOD_TEXT] = None;
+    }
     for (ty, slot) in bases.iter_mut().enumerate() {
         if slot.is_some() {
             continue;
@@ -346,7 +385,17 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
             .first()
             .copied()
             .unwrap_or(top);
-        let guarded = next.saturating_sub(page);
+        // 7.3 with CONFIG_ARCH_HAS_EXECMEM_ROX (x86_64): text regions are
+        // carved page by page out of shared 2 MiB ROX areas
+        // (mm/execmem.c's cache), so the next module's text may start on
+        // the very next page: no guard page below it. Data regions are
+        // still vmalloc areas with one.
+        let packed = layout == KernelLayout::Linux7_3 && matches!(t, MOD_TEXT | MOD_INIT_TEXT);
+        let guarded = if packed {
+            next
+        } else {
+            next.saturating_sub(page)
+        };
         hi[t] = if guarded >= lo[t] {
             guarded
         } else {
@@ -391,18 +440,30 @@ fn derive_one(m: &MachineModule, starts: &[u64], page: u64) -> (ModuleLayout, La
 /// layout where it lists the module, else derived (see the module docs),
 /// with `page` as the page size (a power of two; [`DEFAULT_PAGE_SIZE`]).
 pub fn machine_layouts(machine: &Machine, page: u64) -> Vec<(ModuleLayout, LayoutSource)> {
+    machine_layouts_for(machine, page, KernelLayout::Linux6_12)
+}
+
+/// [`machine_layouts`] with the loader rules of the kernel `layout` names:
+/// 6.12's, or 7.3's (`.static_call_sites` in ro_after_init, module text
+/// packed into shared ROX areas without guard pages, no `MOD_TEXT` for a
+/// module without text).
+pub fn machine_layouts_for(
+    machine: &Machine,
+    page: u64,
+    layout: KernelLayout,
+) -> Vec<(ModuleLayout, LayoutSource)> {
     let page = if page.is_power_of_two() {
         page
     } else {
         DEFAULT_PAGE_SIZE
     };
-    let starts = live_starts(machine);
+    let starts = live_starts(machine, layout);
     machine
         .modules
         .iter()
         .map(|m| match m.layout {
             Some(l) => (l, LayoutSource::Exact),
-            None => derive_one(m, &starts, page),
+            None => derive_one(m, &starts, page, layout),
         })
         .collect()
 }
@@ -464,10 +525,14 @@ mod tests {
         s
     }
 
-    /// The loader's type for a section (`__layout_sections()` masks).
-    fn mem_type(s: &Sec) -> usize {
+    /// The loader's type for a section (`__layout_sections()` masks), on
+    /// 6.12 or 7.3 (`module_mark_ro_after_init()` there also takes
+    /// `.static_call_sites`).
+    fn mem_type_for(s: &Sec, layout: KernelLayout) -> usize {
         let init = s.name.starts_with(".init");
-        let ro_after_init = s.name == ".data..ro_after_init" || s.name == "__jump_table";
+        let ro_after_init = s.name == ".data..ro_after_init"
+            || s.name == "__jump_table"
+            || (layout == KernelLayout::Linux7_3 && s.name == ".static_call_sites");
         match (init, s.exec, ro_after_init, s.write) {
             (false, true, ..) => MOD_TEXT,
             (false, false, true, _) => MOD_RO_AFTER_INIT,
@@ -486,6 +551,16 @@ mod tests {
         bases: [u64; MOD_MEM_NUM_TYPES],
         state: ModuleState,
     ) -> (MachineModule, ModuleLayout) {
+        load_for(secs, bases, state, KernelLayout::Linux6_12)
+    }
+
+    fn load_for(
+        secs: &[Sec],
+        bases: [u64; MOD_MEM_NUM_TYPES],
+        state: ModuleState,
+        layout: KernelLayout,
+    ) -> (MachineModule, ModuleLayout) {
+        let mem_type = |s: &Sec| mem_type_for(s, layout);
         let mut size = [0u64; MOD_MEM_NUM_TYPES];
         let mut offs = Vec::new();
         // Mask order: exec, alloc-not-write, ro_after_init, write.
@@ -561,13 +636,110 @@ mod tests {
     }
 
     fn derive(mods: Vec<MachineModule>) -> Vec<(ModuleLayout, LayoutSource)> {
+        derive_for(mods, KernelLayout::Linux6_12)
+    }
+
+    fn derive_for(
+        mods: Vec<MachineModule>,
+        layout: KernelLayout,
+    ) -> Vec<(ModuleLayout, LayoutSource)> {
         let machine = Machine {
             core: Vec::new(),
             modules: mods,
             pseudo: Vec::new(),
             root: PathBuf::new(),
         };
-        machine_layouts(&machine, PAGE)
+        machine_layouts_for(&machine, PAGE, layout)
+    }
+
+    /// 7.3 lays `.static_call_sites` out in ro_after_init: derived with
+    /// 7.3's rules the regions come back exact, with 6.12's they do not.
+    #[test]
+    fn static_call_sites_move_to_ro_after_init_on_7_3() {
+        assert_eq!(classify(".static_call_sites"), Some(MOD_DATA));
+        let v73 = KernelLayout::Linux7_3;
+        assert_eq!(
+            classify_for(".static_call_sites", v73),
+            Some(MOD_RO_AFTER_INIT)
+        );
+        assert_eq!(classify_for(".data", v73), Some(MOD_DATA));
+        // Big enough to need a second ro_after_init page, and a symbol in
+        // it (the region's start moves below the data sections otherwise).
+        let extra = with(
+            sec(".static_call_sites", "aw", 0x1800, 8),
+            &[(0x17f0, "site", b'd')],
+        );
+        let (m, truth) = load_for(&typical(0x80, Some(extra)), bases(), ModuleState::Live, v73);
+        assert_eq!(truth[MOD_RO_AFTER_INIT].unwrap().1, 0x2000);
+        let got73 = derive_for(vec![m.clone()], v73);
+        assert_eq!(got73[0].0, truth);
+        let got612 = derive_for(vec![m], KernelLayout::Linux6_12);
+        assert_ne!(got612[0].0, truth, "6.12's rule must not fit a 7.3 module");
+    }
+
+    /// 7.3's ROX text areas: the next module's text starts on the page
+    /// right after this one's, with no guard page; the page the text's
+    /// symbols do not reach is still this module's (the /proc/modules
+    /// total says so), which 6.12's guard-page rule would refuse.
+    #[test]
+    fn rox_text_packed_without_guard_page_on_7_3() {
+        let v73 = KernelLayout::Linux7_3;
+        let secs = || {
+            vec![
+                with(sec(".text", "ax", 0x1800, 16), &[(0, "f1", b't')]),
+                with(sec(".rodata", "a", 0x100, 32), &[(0x20, "table", b'r')]),
+                with(sec(".data", "aw", 0x100, 32), &[(0x10, "state", b'd')]),
+                with(
+                    sec(".data..ro_after_init", "aw", 0x20, 8),
+                    &[(0, "ops", b'd')],
+                ),
+                with(
+                    sec(".gnu.linkonce.this_module", "aw", 0x500, 64),
+                    &[(0, "__this_module", b'D')],
+                ),
+            ]
+        };
+        let a_bases = bases();
+        let (a, ta) = load_for(&secs(), a_bases, ModuleState::Live, v73);
+        assert_eq!(ta[MOD_TEXT], Some((MODS, 0x2000)));
+        // B: text on the page after A's text; every other region one guard
+        // page above A's (vmalloc areas keep theirs).
+        let mut b_bases = a_bases;
+        for t in [MOD_TEXT, MOD_DATA, MOD_RODATA, MOD_RO_AFTER_INIT] {
+            let (base, size) = ta[t].unwrap();
+            b_bases[t] = base + size + if t == MOD_TEXT { 0 } else { PAGE };
+        }
+        for t in [MOD_INIT_TEXT, MOD_INIT_DATA, MOD_INIT_RODATA] {
+            b_bases[t] = a_bases[t] + 0x10_0000;
+        }
+        let (mut b, _) = load_for(&secs(), b_bases, ModuleState::Live, v73);
+        b.name = "b".into();
+        let got73 = derive_for(vec![a.clone(), b.clone()], v73);
+        assert_eq!(got73[0].0, ta);
+        let got612 = derive_for(vec![a, b], KernelLayout::Linux6_12);
+        assert_ne!(got612[0].0[MOD_TEXT], ta[MOD_TEXT]);
+    }
+
+    /// A 7.3 module without text: /proc/modules prints base 0, and there is
+    /// no MOD_TEXT region.
+    #[test]
+    fn no_text_module_on_7_3() {
+        let v73 = KernelLayout::Linux7_3;
+        let secs = vec![
+            with(sec(".rodata", "a", 0x100, 32), &[(0x20, "table", b'r')]),
+            with(
+                sec(".gnu.linkonce.this_module", "aw", 0x500, 64),
+                &[(0, "__this_module", b'D')],
+            ),
+        ];
+        let mut b = bases();
+        b[MOD_TEXT] = 0;
+        let (m, truth) = load_for(&secs, b, ModuleState::Live, v73);
+        assert_eq!(truth[MOD_TEXT], None);
+        assert_eq!(m.proc.as_ref().unwrap().base, 0);
+        let got = derive_for(vec![m.clone()], v73);
+        assert_eq!(got[0].0, truth);
+        assert_ne!(derive_for(vec![m], KernelLayout::Linux6_12)[0].0, truth);
     }
 
     /// A module like the in-tree samples: every region, stale init sections.
