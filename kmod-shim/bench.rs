@@ -244,7 +244,7 @@ pub(crate) extern "C" fn kfs_rust_bench(rounds: u32, patched: bool) -> c_int {
         total_ns / 1_000_000,
         agree.len() + agree_mod.len(),
     );
-    pr_info!("{}\n", st.bench);
+    pr_info!("{}\n", st.bench.as_str());
     if mismatches > 0 {
         pr_err!("bench: {mismatches} addresses resolved differently from the stock lookups\n");
     }

@@ -5,6 +5,7 @@
 
 use core::ffi::c_int;
 extern "C" {
+    pub(crate) fn kfs_indirect_call_ok(addr: u64) -> bool;
     pub(crate) fn kfs_sprint_symbol(buf: *mut u8, addr: u64) -> c_int;
     pub(crate) fn kfs_cond_resched();
     pub(crate) fn kfs_ktime_ns() -> u64;

@@ -34,6 +34,8 @@
 #include <linux/timex.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#include <asm/cpufeature.h>
+#include <asm/ibt.h>
 
 #include "shim_glue.h"
 
@@ -138,6 +140,27 @@ static struct klp_patch kfs_patch = {
 	.mod = THIS_MODULE,
 	.objs = kfs_objs,
 };
+
+/*
+ * Whether an indirect call to @addr (a verified function symbol) is safe:
+ * with IBT enforced, objtool seals functions whose address is never taken
+ * (their ENDBR is poisoned at boot) and an indirect call to them faults.
+ * Without IBT in the CPU (or the kernel) nothing checks the target.
+ */
+bool kfs_indirect_call_ok(unsigned long addr)
+{
+#ifdef CONFIG_X86_KERNEL_IBT
+	u32 insn;
+
+	if (!cpu_feature_enabled(X86_FEATURE_IBT))
+		return true;
+	if (copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)))
+		return false;
+	return insn == gen_endbr();
+#else
+	return true;
+#endif
+}
 
 int kfs_sprint_symbol(char *buf, unsigned long addr)
 {
@@ -437,3 +460,5 @@ void kfs_glue_exit(void)
 }
 
 MODULE_INFO(livepatch, "Y");
+/* Here, not in module!, whose key is `author` in 6.12, `authors` in 7.x. */
+MODULE_AUTHOR("kallsyms-fast developers");

@@ -44,6 +44,7 @@ void kfs_rust_index_live_modules(void);
 /* Implemented in shim_glue.c, called from shim_main.rs. */
 int kfs_glue_init(void);
 void kfs_glue_exit(void);
+bool kfs_indirect_call_ok(unsigned long addr);
 int kfs_sprint_symbol(char *buf, unsigned long addr);
 void kfs_cond_resched(void);
 u64 kfs_ktime_ns(void);

@@ -58,7 +58,6 @@ pub(crate) use state::{shim, Shim};
 module! {
     type: KallsymsFastShim,
     name: "kallsyms_fast_shim",
-    author: "kallsyms-fast developers",
     description: "Fast kallsyms lookups and a wchan cache for /proc/PID/wchan",
     license: "GPL",
 }

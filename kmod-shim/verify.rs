@@ -111,6 +111,11 @@ pub(crate) fn check_addr(s: &Shim, addr: u64, checks: &mut u64) -> Result<(), Re
     Ok(())
 }
 
+/// `EOPNOTSUPP` (6.12's `kernel::error::code` has none).
+fn eopnotsupp() -> Error {
+    Error::from_errno(-(bindings::EOPNOTSUPP as c_int))
+}
+
 pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     let inputs = parse_input(text)?;
     let vals = inputs.vals;
@@ -118,15 +123,13 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     // none (PC-relative kallsyms_offsets) and the loader leaves it out.
     // Only that line may be missing (`parse_input` refuses any other gap).
     let relative_base_given = inputs.given[RELATIVE_BASE];
-    // The two lookup functions are called through pointers; with IBT or
-    // kCFI an unsealed entry or a type hash is needed that nothing here
-    // checks, so such kernels keep the stock path.
-    if cfg!(CONFIG_X86_KERNEL_IBT) || cfg!(CONFIG_CFI_CLANG) {
-        // 6.12's `kernel::error::code` has no EOPNOTSUPP.
-        let eopnotsupp = Error::from_errno(-(bindings::EOPNOTSUPP as c_int));
+    // The lookup functions are called through pointers. kCFI would need a
+    // type hash nothing here checks, so such kernels keep the stock path;
+    // IBT is checked per function below.
+    if cfg!(CONFIG_CFI_CLANG) {
         return refused(
-            eopnotsupp,
-            format_args!("IBT/kCFI kernel: indirect calls to lookup functions not supported"),
+            eopnotsupp(),
+            format_args!("kCFI kernel: indirect calls to lookup functions not supported"),
         );
     }
     // 1. Every address must be what the stock kallsyms calls it.
@@ -148,6 +151,14 @@ pub(crate) fn build(text: &[u8]) -> Result<(KBox<Shim>, u64), Refusal> {
     for (i, name) in FUNC_SYMS.iter().enumerate() {
         let a = vals[TABLE_SYMS.len() + i];
         verify_symbol(name, a)?;
+        // SAFETY: `a` is the verified address of a kernel function; the
+        // glue reads its first instruction with copy_from_kernel_nofault().
+        if !unsafe { crate::glue::kfs_indirect_call_ok(a) } {
+            return refused(
+                eopnotsupp(),
+                format_args!("IBT: {name} is sealed (no ENDBR), an indirect call would fault"),
+            );
+        }
         funcs[i] = a;
     }
     // The section bounds come last in the loader's order.
@@ -317,7 +328,7 @@ pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
                 shim.tables.num_syms,
                 shim.index_bytes()
             );
-            pr_info!("verified: {}\n", st.verified);
+            pr_info!("verified: {}\n", st.verified.as_str());
             STATE.store(KBox::into_raw(shim), Ordering::Release);
             // Modules that went live before now had no notifier run that
             // could index them.
@@ -330,7 +341,7 @@ pub(crate) extern "C" fn kfs_rust_load(text: *const u8, len: usize) -> c_int {
             st.refused = r.text;
             pr_err!(
                 "refused: {}; the stock lookup stays in charge\n",
-                st.refused
+                st.refused.as_str()
             );
             errno(r.errno)
         }

@@ -63,6 +63,10 @@ enum ShimCmd {
         /// The module's debugfs directory.
         #[arg(long, default_value = "/sys/kernel/debug/kallsyms_fast")]
         dir: PathBuf,
+        /// Every Nth of those addresses only (a sample spread over core
+        /// and every module; 1: all).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        every: usize,
     },
     /// Print ksym_truth's `<addr> <%pS>\t<%ps>` line for the `check` addresses.
     Truth {
@@ -77,6 +81,10 @@ enum ShimCmd {
         /// ksym_truth's resolve file.
         #[arg(long, default_value = "/sys/kernel/debug/ksym_truth/resolve")]
         resolve: PathBuf,
+        /// Every Nth of those addresses only (a sample spread over core
+        /// and every module; 1: all).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        every: usize,
     },
     /// Print `<tid> <wchan>` for every thread.
     Wchan,
@@ -114,10 +122,14 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
             );
             Ok(())
         }
-        ShimCmd::Check { kallsyms, dir } => {
+        ShimCmd::Check {
+            kallsyms,
+            dir,
+            every,
+        } => {
             let text =
                 fs::read_to_string(kallsyms).map_err(|e| format!("{}: {e}", kallsyms.display()))?;
-            let addrs = check_addresses(&text)?;
+            let addrs = sample(check_addresses(&text)?, *every);
             let check = dir.join("check");
             let mut batch = String::new();
             for a in &addrs {
@@ -155,6 +167,7 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
             kallsyms,
             same_as,
             resolve,
+            every,
         } => {
             let addrs = match same_as {
                 Some(p) => {
@@ -166,7 +179,7 @@ pub fn run(args: &ShimArgs) -> Result<(), String> {
                 None => {
                     let text = fs::read_to_string(kallsyms)
                         .map_err(|e| format!("{}: {e}", kallsyms.display()))?;
-                    check_addresses(&text)?
+                    sample(check_addresses(&text)?, *every)
                 }
             };
             let out = truth_resolve(resolve, &addrs)?;
@@ -236,6 +249,11 @@ fn write_file(path: &Path, data: &[u8]) -> Result<(), String> {
             path.parent().unwrap_or(Path::new(".")).display()
         )
     })
+}
+
+/// Every `every`th address of `addrs` (all for 0 or 1).
+fn sample(addrs: Vec<u64>, every: usize) -> Vec<u64> {
+    addrs.into_iter().step_by(every.max(1)).collect()
 }
 
 /// The addresses `shim check` sends: for core symbols, each symbol's

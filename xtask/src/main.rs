@@ -9,6 +9,8 @@
 //! - `shim-test`: build kmod-shim, load it into the stock kernel under QEMU
 //!   and compare its answers with the kernel's (kmod-shim/README.md);
 //!   `shim-compare`: the shim's timings against stock, same boot.
+//! - `debian-shim-test`: the shim suite in Debian's own Rust-enabled kernel
+//!   (trixie-backports), built in a trixie chroot with that kernel's rustc.
 //! - `test`: `cargo test --workspace`, setup, the host tests that need its
 //!   kernel tree or root (`--ignored`), then all of the above.
 //! - `uml`: configure and build a User-Mode Linux kernel (`--tree`,
@@ -41,6 +43,7 @@
 mod channel;
 mod compare;
 mod console;
+mod debian;
 mod env;
 mod fast;
 mod fast_uml;
@@ -105,11 +108,17 @@ enum Cmd {
     GuestTest(guest_test::Options),
     /// cargo test --workspace, setup, kernel, the --ignored host tests that
     /// need its tree or root, guest-test, shim-test, uml-test,
-    /// fast-uml-test, nproc-uml-test and fast-test.
+    /// fast-uml-test, nproc-uml-test, fast-test, nproc-bench and
+    /// debian-shim-test.
     Test(guest_test::Options),
     /// Boot with kmod-shim: wchan identity, refusals, contexts, load
     /// cycles, timings.
     ShimTest(shim_test::Options),
+    /// kmod-shim in Debian's own Rust-enabled kernel (trixie-backports):
+    /// find and download it, build the shim in a trixie chroot with the
+    /// kernel's rustc, boot Debian's vmlinuz with its modules, run the
+    /// shim suite (shortened).
+    DebianShimTest(debian::Options),
     /// Configure and build a User-Mode Linux kernel (incremental).
     Uml(uml::BuildOptions),
     /// Build the UML kernel, boot it, compare mirror vs kernel there.
@@ -173,6 +182,7 @@ fn main() -> ExitCode {
         Cmd::GuestTest(o) => guest_test::run(&o),
         Cmd::Compare { dir } => guest_test::compare_only(dir.as_deref()),
         Cmd::ShimTest(o) => shim_test::run(&o),
+        Cmd::DebianShimTest(o) => debian::run(&o),
         Cmd::ShimCompare(o) => shim_compare::run(&o),
         Cmd::Test(o) => test_all(&o),
         Cmd::Uml(o) => uml::run_build(&o),
@@ -328,6 +338,12 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     } else {
         eprintln!("xtask: nproc-bench skipped: fast-test failed");
     }
+    // kmod-shim in Debian's own Rust-enabled kernel: its packages, a
+    // trixie chroot with its rustc, a boot of its vmlinuz (it needs
+    // nothing the steps above built).
+    steps.run("debian-shim-test", || {
+        debian::run(&debian::Options::default())
+    })?;
     Ok(steps.report())
 }
 

@@ -75,6 +75,25 @@ pub fn build_these(names: &[&str]) -> Result<Vec<PathBuf>> {
     )
 }
 
+/// Lays out the sources of the named modules of `kernel/test-modules/` in
+/// `out/<name>/` (copied only when changed, so make stays incremental;
+/// `ksym_many` gets its generated parts); returns the directories in the
+/// order given. `debian-shim-test` builds them there in its chroot.
+pub fn stage(names: &[&str], out: &Path) -> Result<Vec<PathBuf>> {
+    let mut dirs = Vec::new();
+    for name in names {
+        let src = env::repo_root().join("kernel/test-modules").join(name);
+        let dir = out.join(name);
+        copy_tree(&src, &dir)?;
+        if *name == "ksym_many" {
+            let n = gen_many::generate(&dir)?;
+            eprintln!("modules: ksym_many has {n} generated functions");
+        }
+        dirs.push(dir);
+    }
+    Ok(dirs)
+}
+
 /// Build the named modules of `kernel/test-modules/` against the kernel
 /// built in `kbuild` (made with `vars`), in `out/<name>/`; returns the
 /// `.ko` paths in the order given. The UML suite uses this with its own
@@ -86,14 +105,8 @@ pub fn build_for(
     out: &Path,
 ) -> Result<Vec<PathBuf>> {
     let mut kos = Vec::new();
-    for name in names {
-        let src = env::repo_root().join("kernel/test-modules").join(name);
-        let dir = out.join(name);
-        copy_tree(&src, &dir)?;
-        if *name == "ksym_many" {
-            let n = gen_many::generate(&dir)?;
-            eprintln!("modules: ksym_many has {n} generated functions");
-        }
+    for dir in stage(names, out)? {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
         let mut make = env::kernel_make();
         make.arg("-C")
             .arg(kbuild)

@@ -66,7 +66,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     let new = build_module()?;
     let mut kos = vec![old, new];
     kos.extend(modules::build_these(&["ksym_many"])?);
-    let initrd = build_initramfs(INIT_SCRIPT, &kos, "shim-compare-initramfs.cpio")?;
+    let initrd = build_initramfs(INIT_SCRIPT, &kos, &[], "shim-compare-initramfs.cpio")?;
     let dir = env::work_dir().join("runs").join("shim-compare-latest");
     let boot = qemu::boot(
         &kernel::bzimage(),

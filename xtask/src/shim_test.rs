@@ -75,20 +75,28 @@ pub(crate) fn build_module() -> Result<PathBuf> {
 /// kthreads sleep in a module for the scale bench; ksym_ctx prints %pS from
 /// scheduler-lock, hard-irq, work-item and NMI contexts. `shim-compare`
 /// packs its own `/init` and modules with the same binaries.
-pub(crate) fn build_initramfs(init: &str, modules: &[PathBuf], out: &str) -> Result<PathBuf> {
+pub(crate) fn build_initramfs(
+    init: &str,
+    modules: &[PathBuf],
+    extra: &[(String, PathBuf)],
+    out: &str,
+) -> Result<PathBuf> {
     let loader = initramfs::build_static("userspace-bench", "kallsyms-bench")?;
     let helpers = initramfs::build_static("xtask", "kfast-shim-guest")?;
-    initramfs::pack(&initramfs::Spec {
-        init,
-        applets: APPLETS,
-        bins: &[
-            ("kallsyms-bench", &loader),
-            ("kfast-shim-guest", &helpers),
-            (GUEST_LIB.0, &env::repo_root().join(GUEST_LIB.1)),
-        ],
-        modules,
-        out,
-    })
+    initramfs::pack_with(
+        &initramfs::Spec {
+            init,
+            applets: APPLETS,
+            bins: &[
+                ("kallsyms-bench", &loader),
+                ("kfast-shim-guest", &helpers),
+                (GUEST_LIB.0, &env::repo_root().join(GUEST_LIB.1)),
+            ],
+            modules,
+            out,
+        },
+        extra,
+    )
 }
 
 fn parse_dump(path: &Path) -> BTreeMap<u32, String> {
@@ -267,7 +275,6 @@ fn report_scale(dir: &Path, scale: u32) -> Vec<String> {
 
 /// Run the suite; returns the exit code.
 pub fn run(opts: &Options) -> Result<u8> {
-    let t = Instant::now();
     if !kernel::bzimage().exists() {
         return Err("test kernel missing: run `cargo xtask kernel` first".into());
     }
@@ -276,15 +283,52 @@ pub fn run(opts: &Options) -> Result<u8> {
     test_kos.extend(modules::build_these(&["ksym_ctx"])?);
     let mut kos = vec![ko];
     kos.extend(test_kos);
-    let initrd = build_initramfs(INIT_SCRIPT, &kos, "shim-initramfs.cpio")?;
-    let dir = env::work_dir().join("runs").join("shim-latest");
-    let boot = qemu::boot(
-        &kernel::bzimage(),
-        &initrd,
-        &dir,
-        opts.timeout,
-        &format!("kfs.cycles={} kfs.scale={}", opts.cycles, opts.scale),
-    )?;
+    run_suite(&Suite {
+        label: "shim-test",
+        kernel: &kernel::bzimage(),
+        modules: &kos,
+        extra_files: &[],
+        initramfs: "shim-initramfs.cpio",
+        cmdline: &format!("kfs.cycles={} kfs.scale={}", opts.cycles, opts.scale),
+        qemu_args: &[],
+        dir: &env::work_dir().join("runs").join("shim-latest"),
+        timeout: opts.timeout,
+        scale: opts.scale,
+    })
+}
+
+/// One boot of the shim suite (`kmod-shim/guest/init.sh`): the 6.12 test
+/// kernel's (`shim-test`) or Debian's (`debian-shim-test`).
+pub(crate) struct Suite<'a> {
+    /// The name in messages.
+    pub label: &'a str,
+    /// The kernel image.
+    pub kernel: &'a Path,
+    /// The shim first, then ksym_truth, ksym_many, ksym_ctx and any others.
+    pub modules: &'a [PathBuf],
+    /// More files for the initramfs: (path in it, file).
+    pub extra_files: &'a [(String, PathBuf)],
+    /// The initramfs's file name in the guest directory.
+    pub initramfs: &'a str,
+    /// `kfs.*` parameters on the kernel command line.
+    pub cmdline: &'a str,
+    /// More QEMU arguments.
+    pub qemu_args: &'a [&'a str],
+    /// The run's log directory.
+    pub dir: &'a Path,
+    pub timeout: Duration,
+    /// Threads per group in the scale phase (0: skipped).
+    pub scale: u32,
+}
+
+/// Boots `s.kernel` with the suite's initramfs and judges the run; returns
+/// the exit code.
+pub(crate) fn run_suite(s: &Suite<'_>) -> Result<u8> {
+    let t = Instant::now();
+    let label = s.label;
+    let initrd = build_initramfs(INIT_SCRIPT, s.modules, s.extra_files, s.initramfs)?;
+    let dir = s.dir;
+    let boot = qemu::boot_with(s.kernel, &initrd, dir, s.timeout, s.cmdline, s.qemu_args)?;
     let console = fs::read_to_string(&boot.console).unwrap_or_default();
     eprintln!("--- guest (kfs-shim lines and kernel messages of the shim) ---");
     for l in console.lines() {
@@ -295,7 +339,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     eprintln!("--- guest ran {:.1?} ---", boot.elapsed);
     let mut fails = Vec::new();
     if boot.timed_out {
-        fails.push(format!("timed out after {}s", opts.timeout.as_secs()));
+        fails.push(format!("timed out after {}s", s.timeout.as_secs()));
     }
     fails.extend(console::faults("console", &console));
     let ch = channel::parse(&read(&boot.result).unwrap_or_default())?;
@@ -339,7 +383,7 @@ pub fn run(opts: &Options) -> Result<u8> {
             "shim",
             &|w| w.contains("nanosleep"),
         ));
-        if opts.scale > 0 {
+        if s.scale > 0 {
             let mut report = String::new();
             let (same, moved, bad, unstable) = compare_dumps(
                 &capture,
@@ -349,26 +393,26 @@ pub fn run(opts: &Options) -> Result<u8> {
             );
             eprint!("{report}");
             eprintln!(
-                "shim-test: scale wchan (the core and module sleepers): {same} (task, shim dump) \
+                "{label}: scale wchan (the core and module sleepers): {same} (task, shim dump) \
                  answers identical to stock; {moved} moved in one shim dump, {bad} differ in \
                  all; {unstable} skipped"
             );
-            if bad > 0 || same < opts.scale as usize {
+            if bad > 0 || same < s.scale as usize {
                 fails.push(format!(
                     "scale: {bad} tasks with a different wchan under the shim, {same} identical"
                 ));
             }
-            fails.extend(report_scale(&capture, opts.scale));
+            fails.extend(report_scale(&capture, s.scale));
         }
     } else {
         fails.push("no capture on the result channel".into());
     }
-    eprintln!("shim-test: logs in {} ({:.1?})", dir.display(), t.elapsed());
+    eprintln!("{label}: logs in {} ({:.1?})", dir.display(), t.elapsed());
     if fails.is_empty() {
-        eprintln!("shim-test: PASS");
+        eprintln!("{label}: PASS");
         Ok(0)
     } else {
-        eprintln!("shim-test: FAIL: {}", fails.join("; "));
+        eprintln!("{label}: FAIL: {}", fails.join("; "));
         Ok(1)
     }
 }

@@ -59,7 +59,7 @@ pub fn collect_module_candidates<S: ModuleSymtab + ?Sized>(
 /// and keeps the first (lowest index) entry of each value, in place.
 /// Returns how many entries remain.
 pub fn sort_module_index(entries: &mut [ModEntry]) -> usize {
-    entries.sort_unstable();
+    heapsort(entries);
     // w <= r throughout, so every `get` below succeeds.
     let mut w = 0usize;
     for r in 0..entries.len() {
@@ -73,6 +73,52 @@ pub fn sort_module_index(entries: &mut [ModEntry]) -> usize {
         }
     }
     w
+}
+
+/// Sorts `v` in place with constant stack and no allocation (a heapsort).
+///
+/// Not `sort_unstable()`: in the kernel the index is built on a 16 KiB
+/// task stack, and core's quicksort, as rustc 1.85.1 compiles it (the
+/// rustc of Debian's 7.3 kernel), recurses with frames of over 800 bytes:
+/// sorting xfs's symbols hit the stack guard page.
+fn heapsort(v: &mut [ModEntry]) {
+    let n = v.len();
+    let mut start = n >> 1;
+    while start > 0 {
+        start = start.saturating_sub(1);
+        sift_down(v, start, n);
+    }
+    let mut end = n;
+    while end > 1 {
+        end = end.saturating_sub(1);
+        // 0 < end < n: both in bounds.
+        v.swap(0, end);
+        sift_down(v, 0, end);
+    }
+}
+
+/// Moves `v[root]` down the max-heap `v[..end]` (`end <= v.len()`).
+fn sift_down(v: &mut [ModEntry], mut root: usize, end: usize) {
+    loop {
+        let Some(left) = root.checked_mul(2).and_then(|x| x.checked_add(1)) else {
+            return;
+        };
+        if left >= end {
+            return;
+        }
+        let right = left.saturating_add(1);
+        // Every index below is < end <= v.len(), so each get() is Some.
+        let child = if right < end && v.get(right) > v.get(left) {
+            right
+        } else {
+            left
+        };
+        if v.get(child) <= v.get(root) {
+            return;
+        }
+        v.swap(root, child);
+        root = child;
+    }
 }
 
 /// Same answer as `module::find_kallsyms_symbol()`, from the sorted entries.
@@ -109,4 +155,32 @@ pub fn find_in_region(entries: &[ModEntry], region: MemRegion, addr: u64) -> Opt
         size: nextval.wrapping_sub(best.value),
         offset: addr.wrapping_sub(best.value),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{heapsort, ModEntry};
+
+    /// The heapsort orders exactly as `sort_unstable()` does, over sizes
+    /// around the heap's edge cases and many equal values.
+    #[test]
+    fn heapsort_is_a_sort() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for n in (0..40).chain([255, 256, 257, 1000, 4099]) {
+            let mut v: [ModEntry; 4099] = [ModEntry::default(); 4099];
+            for (i, e) in v.iter_mut().take(n).enumerate() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *e = ModEntry {
+                    value: x % 97,
+                    index: i as u64,
+                };
+            }
+            let mut want = v;
+            want[..n].sort_unstable();
+            heapsort(&mut v[..n]);
+            assert_eq!(&v[..n], &want[..n], "n = {n}");
+        }
+    }
 }

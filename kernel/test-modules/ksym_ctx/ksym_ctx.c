@@ -110,9 +110,15 @@ static void ksym_ctx_hrtimer(void)
 	struct ksym_ctx_timer kt;
 
 	init_completion(&kt.done);
+#ifdef KSYM_CTX_HRTIMER_SETUP
+	/* 6.13 replaced hrtimer_init_on_stack() with this (Kbuild probes). */
+	hrtimer_setup_on_stack(&kt.timer, ksym_ctx_timer_fn, CLOCK_MONOTONIC,
+			       HRTIMER_MODE_REL_HARD);
+#else
 	hrtimer_init_on_stack(&kt.timer, CLOCK_MONOTONIC,
 			      HRTIMER_MODE_REL_HARD);
 	kt.timer.function = ksym_ctx_timer_fn;
+#endif
 	hrtimer_start(&kt.timer, ns_to_ktime(100 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_HARD);
 	wait_for_completion(&kt.done);
