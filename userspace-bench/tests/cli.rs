@@ -241,16 +241,18 @@ fn bench_json_has_every_workload_and_ratio() {
         .iter()
         .map(|w| w["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
     assert!(
         names[0].starts_with("uniform")
-            && names[1].starts_with("wchan")
-            && names[2].starts_with("module")
+            && names[1].starts_with("in-kernel stream: core-uniform")
+            && names[2].starts_with("in-kernel stream: core-zipf")
+            && names[3].starts_with("wchan")
+            && names[4].starts_with("module")
     );
-    assert_eq!(names[3], "name -> address");
+    assert_eq!(names[5], "name -> address");
     // The module workload carries the sorted-symtab baseline and what each
     // module algorithm costs: bytes exact, load times measured.
-    let module_rows = workloads[2]["rows"].as_array().expect("rows");
+    let module_rows = workloads[4]["rows"].as_array().expect("rows");
     let row = |algo: &str| {
         module_rows
             .iter()
@@ -325,7 +327,7 @@ fn bench_records_a_dated_results_file() {
     let date = v["date"].as_str().expect("date");
     assert_eq!(name[..17], date.replace(':', "")[..17], "{date}");
     assert_eq!(v["symbols"], 44);
-    assert_eq!(v["workloads"].as_array().map(Vec::len), Some(4));
+    assert_eq!(v["workloads"].as_array().map(Vec::len), Some(6));
     assert!(v["host"]["cpus"].as_u64().is_some_and(|n| n > 0));
     assert!(v["host"]["load_after"].is_string());
     assert!(v["source"]
