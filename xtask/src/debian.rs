@@ -100,12 +100,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        #[derive(clap::Parser)]
-        struct Defaults {
-            #[command(flatten)]
-            options: Options,
-        }
-        <Defaults as clap::Parser>::parse_from(["debian-shim-test"]).options
+        crate::arg_defaults()
     }
 }
 

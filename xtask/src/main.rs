@@ -347,6 +347,18 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     Ok(steps.report())
 }
 
+/// A subcommand's options as clap fills them from no arguments: the
+/// `default_value`s on its fields, so that `cargo xtask test` runs each
+/// suite exactly as its own command does, with the defaults written once.
+pub(crate) fn arg_defaults<T: clap::Args>() -> T {
+    #[derive(clap::Parser)]
+    struct Defaults<T: clap::Args> {
+        #[command(flatten)]
+        options: T,
+    }
+    <Defaults<T> as clap::Parser>::parse_from(["xtask"]).options
+}
+
 /// A step of `cargo xtask test`: its name in the table and what it runs.
 type Step<'a> = (&'static str, Box<dyn FnOnce() -> Result<u8> + Send + 'a>);
 

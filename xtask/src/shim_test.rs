@@ -46,12 +46,7 @@ pub struct Options {
 impl Default for Options {
     /// The defaults above, as `cargo xtask test` runs the suite.
     fn default() -> Self {
-        #[derive(clap::Parser)]
-        struct Defaults {
-            #[command(flatten)]
-            options: Options,
-        }
-        <Defaults as clap::Parser>::parse_from(["shim-test"]).options
+        crate::arg_defaults()
     }
 }
 
