@@ -37,6 +37,44 @@ pub struct Counts {
     pub missing: usize,
 }
 
+/// Exit code when the kernel side ran but the mirror could not be compared.
+pub const EXIT_MIRROR_UNAVAILABLE: u8 = 3;
+
+/// Map a comparison outcome to the exit code (and say why).
+pub fn judge(label: &str, outcome: Outcome, capture: &Path) -> u8 {
+    match outcome {
+        Outcome::Unavailable(why) => {
+            eprintln!(
+                "{label}: MIRROR NOT TESTED: {why}\n  the kernel truth is in {} (exit code {EXIT_MIRROR_UNAVAILABLE})",
+                capture.display()
+            );
+            EXIT_MIRROR_UNAVAILABLE
+        }
+        Outcome::Compared(c) => {
+            let fail = c.vm_mismatch > 0 || c.missing > 0 || c.mod_mismatch > 0;
+            let rate = |bad: usize, all: usize| {
+                if all == 0 {
+                    "n/a".to_string()
+                } else {
+                    format!("{:.3}%", (all - bad) as f64 * 100.0 / all as f64)
+                }
+            };
+            eprintln!(
+                "{label}: {}: {} compared, {} vmlinux and {} module mismatches, {} missing; \
+                 module answers exact {} (text {})",
+                if fail { "FAIL" } else { "PASS" },
+                c.compared,
+                c.vm_mismatch,
+                c.mod_mismatch,
+                c.missing,
+                rate(c.mod_mismatch, c.module),
+                rate(c.text_mismatch, c.module_text)
+            );
+            u8::from(fail)
+        }
+    }
+}
+
 fn build_bench() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("KFAST_MIRROR") {
         return Ok(PathBuf::from(p));

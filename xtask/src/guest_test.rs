@@ -15,9 +15,6 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Exit code when the kernel side ran but the mirror could not be compared.
-pub const EXIT_MIRROR_UNAVAILABLE: u8 = 3;
-
 /// Command-line options of `guest-test` (and `test`).
 #[derive(clap::Args, Debug)]
 pub struct Options {
@@ -114,42 +111,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     }
     let outcome = compare::compare(&capture, &dir.join("report.txt"))?;
     eprintln!("guest-test: total {:.1?}", t.elapsed());
-    Ok(judge("guest-test", outcome, &capture))
-}
-
-/// Map a comparison outcome to the exit code (and say why).
-pub fn judge(label: &str, outcome: compare::Outcome, capture: &Path) -> u8 {
-    match outcome {
-        compare::Outcome::Unavailable(why) => {
-            eprintln!(
-                "{label}: MIRROR NOT TESTED: {why}\n  the kernel truth is in {} (exit code {EXIT_MIRROR_UNAVAILABLE})",
-                capture.display()
-            );
-            EXIT_MIRROR_UNAVAILABLE
-        }
-        compare::Outcome::Compared(c) => {
-            let fail = c.vm_mismatch > 0 || c.missing > 0 || c.mod_mismatch > 0;
-            let rate = |bad: usize, all: usize| {
-                if all == 0 {
-                    "n/a".to_string()
-                } else {
-                    format!("{:.3}%", (all - bad) as f64 * 100.0 / all as f64)
-                }
-            };
-            eprintln!(
-                "{label}: {}: {} compared, {} vmlinux and {} module mismatches, {} missing; \
-                 module answers exact {} (text {})",
-                if fail { "FAIL" } else { "PASS" },
-                c.compared,
-                c.vm_mismatch,
-                c.mod_mismatch,
-                c.missing,
-                rate(c.mod_mismatch, c.module),
-                rate(c.text_mismatch, c.module_text)
-            );
-            u8::from(fail)
-        }
-    }
+    Ok(compare::judge("guest-test", outcome, &capture))
 }
 
 /// `cargo xtask compare [DIR]`: rerun the comparison on an existing capture.
@@ -164,5 +126,5 @@ pub fn compare_only(dir: Option<&Path>) -> Result<u8> {
         }
     }
     let outcome = compare::compare(&capture, &report)?;
-    Ok(judge("compare", outcome, &capture))
+    Ok(compare::judge("compare", outcome, &capture))
 }

@@ -15,7 +15,7 @@
 //! minutes on a fresh 2-core machine, for no additional check.)
 
 use crate::uml::{self, Uml};
-use crate::{compare, console, env, fast, guest_test, initramfs, modules, wchan_check, Result};
+use crate::{compare, console, env, fast, initramfs, modules, wchan_check, Result};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -145,5 +145,5 @@ pub fn run(o: &Options) -> Result<u8> {
     }
     let outcome = compare::compare_with(&capture, &dir.join("report.txt"), false)?;
     eprintln!("uml-test: total {:.1?}", t.elapsed());
-    Ok(guest_test::judge("uml-test", outcome, &capture))
+    Ok(compare::judge("uml-test", outcome, &capture))
 }
