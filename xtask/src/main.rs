@@ -40,6 +40,7 @@
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
 
+mod apt;
 mod channel;
 mod compare;
 mod console;
@@ -607,12 +608,18 @@ mod tests {
             panic!("patches --check did not parse");
         };
         assert!(p.check && p.apply.is_none() && p.export.is_none());
-        assert_eq!(p.out, PathBuf::from("/o"));
+        assert_eq!(p.out, Some(PathBuf::from("/o")));
+        assert_eq!(p.base, None);
+        let Ok(Cmd::Patches(p)) = parse(&["patches", "--check", "--base", "7.3"]) else {
+            panic!("patches --base did not parse");
+        };
+        assert_eq!(p.base.as_deref(), Some("7.3"));
         assert!(p.series.ends_with("kernel/series"));
         for bad in [
             &["patches", "--check", "--apply", "/d"][..],
             &["patches", "--apply", "/d", "--export", "/d"],
             &["patches", "--export"],
+            &["patches", "--export", "/d", "--base", "7.3"],
             &["guest-test", "--timeout", "soon"],
             &["test", "--strict-modules"],
             &["shim-test", "--cycles"],

@@ -73,7 +73,7 @@ fn list_files(root: &Path, sub: &str) -> Result<BTreeSet<String>> {
 
 /// Write DIR's commits back into the series directory.
 pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
-    let series = input::load(series_dir)?;
+    let series = input::load(series_dir, None)?;
     let roots = git_out(dir, ["rev-list", "--max-parents=0", "HEAD"])?;
     let roots: Vec<&str> = roots.lines().collect();
     let [root] = roots[..] else {
