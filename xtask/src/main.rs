@@ -56,6 +56,7 @@ mod kconfig;
 mod kernel;
 mod ktap;
 mod kunit_counts;
+mod libclang;
 mod lint;
 mod linux_source;
 mod modules;
