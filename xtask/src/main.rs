@@ -620,7 +620,6 @@ mod tests {
             &["patches", "--check", "--apply", "/d"][..],
             &["patches", "--apply", "/d", "--export", "/d"],
             &["patches", "--export"],
-            &["patches", "--export", "/d", "--base", "7.3"],
             &["guest-test", "--timeout", "soon"],
             &["test", "--strict-modules"],
             &["shim-test", "--cycles"],

@@ -163,7 +163,7 @@ pub fn load_bases(dir: &Path) -> Result<Vec<Base>> {
 
 /// The `diff --git` sections of a diff (text before the first header is
 /// an error: there is nothing it could belong to).
-fn sections<'a>(text: &'a str, file: &Path) -> Result<Vec<&'a str>> {
+pub fn sections<'a>(text: &'a str, file: &Path) -> Result<Vec<&'a str>> {
     let mut starts: Vec<usize> = Vec::new();
     let mut pos = 0;
     for line in text.split_inclusive('\n') {

@@ -58,7 +58,9 @@ pub struct Options {
     #[arg(long, value_name = "DIR", conflicts_with = "export")]
     pub apply: Option<PathBuf>,
     /// Write each commit of DIR on top of its first commit back into the
-    /// series directory (message, changes.diff without vendored paths).
+    /// series directory (message, changes.diff without vendored paths; with
+    /// --base X.Y, only what differs from them: changes.X.Y.diff,
+    /// fixup.X.Y.diff, message.X.Y).
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// The series description directory.
@@ -70,7 +72,7 @@ pub struct Options {
     pub out: Option<PathBuf>,
     /// Generate for this base of `<series>/bases` (`7.3`) instead of the
     /// first (6.12): its `changes.<base>.diff` files override.
-    #[arg(long, value_name = "X.Y", conflicts_with = "export")]
+    #[arg(long, value_name = "X.Y")]
     pub base: Option<String>,
     /// Work on this Debian version of the base's linux-source package
     /// instead of the installed one (downloaded and unpacked under the
@@ -119,7 +121,11 @@ pub fn run(opts: &Options) -> Result<u8> {
         return apply(&out, &abs(dir)?).map(|()| 0);
     }
     if let Some(dir) = &opts.export {
-        return export::run(&series, &abs(dir)?).map(|()| 0);
+        return match &over {
+            Some(b) => export::run_base(&series, &abs(dir)?, b),
+            None => export::run(&series, &abs(dir)?),
+        }
+        .map(|()| 0);
     }
     let src = match &base {
         Some(b) => linux_source::for_base(b, opts.linux_source.as_deref())?,
