@@ -69,7 +69,7 @@ impl Default for Options {
 /// `$KFAST_CACHE/fast-src-X.Y`, built in `fast-uml-build-X.Y` with
 /// `kernel/uml-X.Y.config` and `kernel/fast-kernel.config`, and bindgen
 /// on the libclang it needs. `None` for the first base.
-fn base_kernel(name: &str) -> Result<Option<Uml>> {
+pub(crate) fn base_kernel(name: &str) -> Result<Option<Uml>> {
     let root = env::repo_root();
     let bases = input::load_bases(&root.join("kernel/series"))?;
     let Some(pos) = bases.iter().position(|b| b.name == name) else {
