@@ -74,9 +74,8 @@ impl Default for Options {
 }
 
 /// The series' patch files, in order, without the cover letter.
-fn series_patches() -> Result<Vec<PathBuf>> {
-    let dir = env::repo_root().join("patches").join("kallsyms-fast");
-    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
+fn series_patches(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(|e| format!("{}: {e} (run `cargo xtask patches`)", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -105,7 +104,17 @@ fn series_patches() -> Result<Vec<PathBuf>> {
 /// new series changed (touching `include/linux/module.h` for nothing would
 /// rebuild most of the kernel).
 pub fn prepare_tree() -> Result<String> {
-    let patches = series_patches()?;
+    prepare_tree_at(
+        &env::repo_root().join("patches").join("kallsyms-fast"),
+        &env::pristine_src(),
+        &env::patched_src(),
+    )
+}
+
+/// [`prepare_tree`] for any base: the series in `series` applied to a copy
+/// of the pristine tree `pristine` at `dst` (the stamp beside `dst`).
+pub fn prepare_tree_at(series: &Path, pristine: &Path, dst: &Path) -> Result<String> {
+    let patches = series_patches(series)?;
     let mut all = Vec::new();
     let mut touched = Vec::new();
     for p in &patches {
@@ -116,7 +125,6 @@ pub fn prepare_tree() -> Result<String> {
         all.extend_from_slice(text.as_bytes());
     }
     let id = format!(" series {:016x}", run::fnv1a(&all));
-    let dst = env::patched_src();
     let parent = dst.parent().ok_or("patched tree has no parent")?;
     let stamp = parent.join(SERIES_STAMP);
     let old = fs::read_to_string(&stamp).unwrap_or_default();
@@ -135,7 +143,7 @@ pub fn prepare_tree() -> Result<String> {
         paths.extend(old.lines().skip(1).map(str::to_string));
         paths.sort();
         paths.dedup();
-        before = reset_files(&dst, &paths)?;
+        before = reset_files(pristine, dst, &paths)?;
     } else {
         if parent.exists() {
             fs::remove_dir_all(parent)
@@ -143,26 +151,21 @@ pub fn prepare_tree() -> Result<String> {
         }
         fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        run::status(
-            Command::new("cp")
-                .arg("-a")
-                .arg(env::pristine_src())
-                .arg(parent),
-        )?;
+        run::status(Command::new("cp").arg("-a").arg(pristine).arg(parent))?;
     }
     for p in &patches {
         // GIT_CEILING_DIRECTORIES: never let git find a repository above
         // the cache and apply relative to it.
         run::status(
             Command::new("git")
-                .current_dir(&dst)
+                .current_dir(dst)
                 .env("GIT_CEILING_DIRECTORIES", parent)
                 .args(["apply", "--whitespace=nowarn"])
                 .arg(p),
         )
         .map_err(|e| format!("applying {}: {e}", p.display()))?;
     }
-    let kept = restore_times(&dst, &before)?;
+    let kept = restore_times(dst, &before)?;
     let mut text = id.clone();
     for f in &touched {
         text.push('\n');
@@ -190,8 +193,7 @@ struct Before {
 
 /// Resets `paths` in the patched tree `dst` to the pristine tree (removing
 /// those the pristine tree lacks); returns what they held before.
-fn reset_files(dst: &Path, paths: &[String]) -> Result<Vec<Before>> {
-    let pristine = env::pristine_src();
+fn reset_files(pristine: &Path, dst: &Path, paths: &[String]) -> Result<Vec<Before>> {
     let mut before = Vec::new();
     for rel in paths {
         let path = dst.join(rel);

@@ -7,6 +7,8 @@
 //! download`, unpacked under the cache), which is how `cargo xtask test`
 //! proves the series on two sublevels.
 
+use crate::apt::Apt;
+use crate::patches::input::Base;
 use crate::{env, kernel, run, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -60,8 +62,12 @@ pub fn upstream(deb_version: &str) -> &str {
 }
 
 fn label(tree: &Path, deb_version: &str) -> Result<String> {
+    package_label(PACKAGE, tree, deb_version)
+}
+
+fn package_label(package: &str, tree: &Path, deb_version: &str) -> Result<String> {
     Ok(format!(
-        "Linux {} (Debian {PACKAGE} {deb_version})",
+        "Linux {} (Debian {package} {deb_version})",
         makefile_version(tree)?
     ))
 }
@@ -118,16 +124,23 @@ pub fn other_sublevel() -> Result<String> {
 /// `version` of the package, downloaded and unpacked under the cache
 /// (`linux-source/<version>/`), reused when already there.
 pub fn fetch(version: &str) -> Result<Source> {
+    fetch_package(PACKAGE, version, None)
+}
+
+/// `version` of `package` (a `linux-source-X.Y`), downloaded by the
+/// system's apt or by `apt`, and unpacked under the cache
+/// (`linux-source/<version>/<package>/`), reused when already there.
+pub fn fetch_package(package: &str, version: &str, apt: Option<&Apt>) -> Result<Source> {
     if version.is_empty() || version.contains(['/', ' ']) || version.starts_with('.') {
         return Err(format!("not a Debian version: {version:?}"));
     }
     let dir = env::cache_dir().join("linux-source").join(version);
-    let tree = dir.join(env::KERNEL_SRC_DIRNAME);
+    let tree = dir.join(package);
     let stamp = dir.join(".kfast-unpacked");
     if tree.join("Makefile").exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(version)
     {
         return Ok(Source {
-            label: label(&tree, version)?,
+            label: package_label(package, &tree, version)?,
             tree,
         });
     }
@@ -136,16 +149,23 @@ pub fn fetch(version: &str) -> Result<Source> {
     }
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     eprintln!(
-        "linux-source: fetching {PACKAGE} {version} into {}",
+        "linux-source: fetching {package} {version} into {}",
         dir.display()
     );
-    run::output(
-        Command::new("apt-get")
-            .current_dir(&dir)
-            .args(["download", "-q"])
-            .arg(format!("{PACKAGE}={version}")),
-    )
-    .map_err(|e| format!("{e}\n  (`apt-cache madison {PACKAGE}` lists what Debian serves)"))?;
+    match apt {
+        Some(apt) => apt.download(package, version, &dir)?,
+        None => {
+            run::output(
+                Command::new("apt-get")
+                    .current_dir(&dir)
+                    .args(["download", "-q"])
+                    .arg(format!("{package}={version}")),
+            )
+            .map_err(|e| {
+                format!("{e}\n  (`apt-cache madison {package}` lists what Debian serves)")
+            })?;
+        }
+    }
     let deb = fs::read_dir(&dir)
         .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -153,11 +173,7 @@ pub fn fetch(version: &str) -> Result<Source> {
         .ok_or_else(|| format!("apt-get download left no .deb in {}", dir.display()))?;
     let files = dir.join("deb");
     run::output(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&files))?;
-    let tarball = files.join(
-        Path::new(env::KERNEL_SRC_TARBALL)
-            .strip_prefix("/")
-            .map_err(|e| e.to_string())?,
-    );
+    let tarball = files.join(format!("usr/src/{package}.tar.xz"));
     run::output(
         Command::new("tar")
             .arg("-xf")
@@ -175,9 +191,35 @@ pub fn fetch(version: &str) -> Result<Source> {
     }
     fs::write(&stamp, version).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(Source {
-        label: label(&tree, version)?,
+        label: package_label(package, &tree, version)?,
         tree,
     })
+}
+
+/// The pristine tree of `base`: for the installed package as
+/// [`select`] finds it; for a suite's, the version `which` names (the
+/// suite's candidate when `None`), fetched through a private apt
+/// configuration of that suite.
+pub fn for_base(base: &Base, which: Option<&str>) -> Result<Source> {
+    let Some(suite) = &base.suite else {
+        return select(which);
+    };
+    let apt = Apt::new(suite)?;
+    let version = match which {
+        Some("other") => {
+            return Err(format!(
+                "--linux-source other picks another sublevel of the installed {PACKAGE} only; \
+                 name a version of {} instead",
+                base.package
+            ))
+        }
+        Some(v) => v.to_string(),
+        None => {
+            apt.update()?;
+            apt.candidate(&base.package)?
+        }
+    };
+    fetch_package(&base.package, &version, Some(&apt))
 }
 
 /// The source `--linux-source` names: `None` for the installed package,

@@ -40,6 +40,7 @@
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
 
+mod apt;
 mod channel;
 mod compare;
 mod console;
@@ -55,6 +56,7 @@ mod kconfig;
 mod kernel;
 mod ktap;
 mod kunit_counts;
+mod libclang;
 mod lint;
 mod linux_source;
 mod modules;
@@ -607,7 +609,12 @@ mod tests {
             panic!("patches --check did not parse");
         };
         assert!(p.check && p.apply.is_none() && p.export.is_none());
-        assert_eq!(p.out, PathBuf::from("/o"));
+        assert_eq!(p.out, Some(PathBuf::from("/o")));
+        assert_eq!(p.base, None);
+        let Ok(Cmd::Patches(p)) = parse(&["patches", "--check", "--base", "7.3"]) else {
+            panic!("patches --base did not parse");
+        };
+        assert_eq!(p.base.as_deref(), Some("7.3"));
         assert!(p.series.ends_with("kernel/series"));
         for bad in [
             &["patches", "--check", "--apply", "/d"][..],

@@ -59,6 +59,9 @@ pub struct Uml {
     /// Config fragments merged over `defconfig`, in order: `kernel/uml.config`
     /// first.
     pub fragments: Vec<PathBuf>,
+    /// Environment the kernel's `make` runs with beyond the usual (a
+    /// newer libclang for 7.3's bindgen: `libclang::env_vars`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Uml {
@@ -73,6 +76,7 @@ impl Uml {
             fragments: std::iter::once(fragment_path())
                 .chain(o.fragments.iter().cloned())
                 .collect(),
+            env: Vec::new(),
         }
     }
 
@@ -88,6 +92,7 @@ impl Uml {
 
     fn make(&self, args: &[&str]) -> Command {
         let mut cmd = env::kernel_make();
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.arg("-C")
             .arg(&self.tree)
             .arg(format!("O={}", self.build.display()))
@@ -121,6 +126,7 @@ impl Uml {
         merge
             .current_dir(&self.tree)
             .env("PATH", env::kernel_path_var())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .arg("-m")
             .arg("-O")
             .arg(&self.build)

@@ -15,7 +15,7 @@
 //! minutes on a fresh 2-core machine, for no additional check.)
 
 use crate::uml::{self, Uml};
-use crate::{compare, console, env, fast, initramfs, modules, wchan_check, Result};
+use crate::{compare, console, env, fast, fast_uml, initramfs, modules, wchan_check, Result};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,10 @@ pub const IN_TREE: &[&str] = &[
     "lib/crc8.ko",
     "fs/binfmt_misc.ko",
 ];
+
+/// The same on Linux 7.3, whose Kconfig no longer lets a config choose
+/// the CRC library modules (`kernel/uml-7.3.config`).
+pub const IN_TREE_7_3: &[&str] = &["fs/binfmt_misc.ko"];
 
 /// Command-line options of `uml-test`.
 #[derive(clap::Args, Debug)]
@@ -44,6 +48,11 @@ pub struct Options {
     /// the pristine tree: what `cargo xtask test` runs.
     #[arg(long)]
     patched_off: bool,
+    /// Run on the kernel `fast-uml-test --base X.Y` builds (the series of
+    /// that base of `kernel/series/bases`, `CONFIG_KALLSYMS_FAST` on; built
+    /// here when missing): the mirror against a 7.3 kernel.
+    #[arg(long, value_name = "X.Y", conflicts_with_all = ["patched_off", "tree", "build"])]
+    base: Option<String>,
 }
 
 impl Options {
@@ -58,6 +67,7 @@ impl Options {
             timeout: Duration::from_secs(600),
             extra_cmdline: String::new(),
             patched_off: true,
+            base: None,
         }
     }
 }
@@ -79,20 +89,28 @@ pub fn run(o: &Options) -> Result<u8> {
             .fragments
             .push(env::repo_root().join("kernel/fast-off.config"));
     }
-    let k = Uml::from_options(&build);
+    let (k, in_tree, suffix) = match &o.base {
+        Some(b) => {
+            let k = fast_uml::base_kernel(b)?.ok_or_else(|| {
+                format!("--base {b} is the first base: run uml-test without --base")
+            })?;
+            (k, IN_TREE_7_3, format!("-{b}"))
+        }
+        None => (Uml::from_options(&build), IN_TREE, String::new()),
+    };
     k.build()?;
     let tb = t.elapsed();
     let mut kos = modules::build_for(
         modules::MODULES,
         &k.build,
         &k.make_vars(),
-        &env::guest_dir().join("uml-modules"),
+        &env::guest_dir().join(format!("uml-modules{suffix}")),
     )?;
-    for rel in IN_TREE {
+    for rel in in_tree {
         let ko = k.build.join(rel);
         if !ko.exists() {
             return Err(format!(
-                "{} missing: kernel/uml.config builds it (=m)",
+                "{} missing: the UML config builds it (=m)",
                 ko.display()
             ));
         }
@@ -105,7 +123,9 @@ pub fn run(o: &Options) -> Result<u8> {
         load: true,
         job: JOB,
     })?;
-    let dir: PathBuf = env::work_dir().join("uml-runs").join("latest");
+    let dir: PathBuf = env::work_dir()
+        .join("uml-runs")
+        .join(format!("latest{suffix}"));
     let ta = t.elapsed();
     let boot = uml::boot(&k.image(), root.path(), &o.extra_cmdline, o.timeout, &dir)?;
     eprintln!(

@@ -73,7 +73,7 @@ fn list_files(root: &Path, sub: &str) -> Result<BTreeSet<String>> {
 
 /// Write DIR's commits back into the series directory.
 pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
-    let series = input::load(series_dir)?;
+    let series = input::load(series_dir, None)?;
     let roots = git_out(dir, ["rev-list", "--max-parents=0", "HEAD"])?;
     let roots: Vec<&str> = roots.lines().collect();
     let [root] = roots[..] else {
@@ -196,4 +196,186 @@ pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The section of `changes` (a `changes.diff`) for `path`, if any.
+fn section_for<'a>(changes: &'a str, file: &Path, path: &str) -> Result<Option<&'a str>> {
+    for s in input::sections(changes, file)? {
+        if input::diff_paths(s, file)?.iter().any(|(_, p)| p == path) {
+            return Ok(Some(s));
+        }
+    }
+    Ok(None)
+}
+
+/// `--export DIR --base X.Y`: DIR is a git tree of pristine X.Y with one
+/// commit per series patch (from `--base X.Y --apply`, then edited). For
+/// each commit and each file it changes outside the vendored directories,
+/// the file's part of `changes.diff` is applied to the file as the
+/// commit's parent has it: when that gives the commit's file, nothing is
+/// written for it; when it applies but gives something else, the
+/// difference goes into `fixup.X.Y.diff`; when it does not apply (or
+/// `changes.diff` has no part for the file), the commit's whole change of
+/// the file goes into `changes.X.Y.diff`. A commit message that differs
+/// from the shared `message` becomes `message.X.Y`. A file `changes.diff`
+/// changes but the commit does not is an error: the per-base files cannot
+/// say "not on this base".
+pub fn run_base(series_dir: &Path, dir: &Path, base: &str) -> Result<()> {
+    let series = input::load(series_dir, Some(base))?;
+    let shared = input::load(series_dir, None)?;
+    let roots = git_out(dir, ["rev-list", "--max-parents=0", "HEAD"])?;
+    let roots: Vec<&str> = roots.lines().collect();
+    let [root] = roots[..] else {
+        return Err(format!(
+            "{}: expected one root commit (the pristine tree), found {}",
+            dir.display(),
+            roots.len()
+        ));
+    };
+    let commits = git_out(dir, ["rev-list", "--reverse", &format!("{root}..HEAD")])?;
+    let commits: Vec<&str> = commits.lines().collect();
+    if commits.len() != series.patches.len() {
+        return Err(format!(
+            "{} has {} commits on top of its first, {}/series lists {} patches",
+            dir.display(),
+            commits.len(),
+            series_dir.display(),
+            series.patches.len()
+        ));
+    }
+    let vendor_dirs = series.vendor_dirs();
+    let tmp = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    for ((c, p), sp) in commits.iter().zip(&series.patches).zip(&shared.patches) {
+        let pdir = series_dir.join(&p.name);
+        let changes = match &p.changes {
+            Some(f) => fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?,
+            None => String::new(),
+        };
+        let changes_file = pdir.join("changes.diff");
+        let files: Vec<String> = git_out(
+            dir,
+            ["diff", "--no-renames", "--name-only", &format!("{c}^"), c],
+        )?
+        .lines()
+        .filter(|f| !vendor_dirs.iter().any(|d| input::is_under(f, d)))
+        .map(str::to_string)
+        .collect();
+        if !changes.is_empty() {
+            for (_, path) in input::diff_paths(&changes, &changes_file)? {
+                if !files.contains(&path) {
+                    return Err(format!(
+                        "commit {c} ({}) does not change {path}, which {} changes: \
+                         a per-base file cannot leave a file out",
+                        p.name,
+                        changes_file.display()
+                    ));
+                }
+            }
+        }
+        let (mut over, mut fix) = (String::new(), String::new());
+        for f in &files {
+            let whole = git_out(
+                dir,
+                [
+                    "diff",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--no-renames",
+                    "--src-prefix=a/",
+                    "--dst-prefix=b/",
+                    &format!("{c}^"),
+                    c,
+                    "--",
+                    f,
+                ],
+            )?;
+            let Some(sec) = section_for(&changes, &changes_file, f)? else {
+                over.push_str(&whole);
+                continue;
+            };
+            // The file as the commit's parent has it, in a scratch
+            // repository; the shared part applied there.
+            let work = tmp.path().join(&p.name).join(f.replace('/', "%"));
+            fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+            git_out(&work, ["init", "-q"])?;
+            let parent = run::output(git(dir).args(["cat-file", "-e", &format!("{c}^:{f}")]))
+                .is_ok()
+                .then(|| run::output(git(dir).args(["show", &format!("{c}^:{f}")])))
+                .transpose()?;
+            let target = work.join(f);
+            if let Some(parent) = parent {
+                fs::create_dir_all(target.parent().ok_or("no parent")?)
+                    .map_err(|e| format!("{e}"))?;
+                fs::write(&target, parent.stdout).map_err(|e| format!("{e}"))?;
+            }
+            let sec_file = tmp.path().join("section.diff");
+            fs::write(&sec_file, sec).map_err(|e| format!("{e}"))?;
+            if git_out(&work, [std::ffi::OsStr::new("apply"), sec_file.as_os_str()]).is_err() {
+                over.push_str(&whole);
+                continue;
+            }
+            let want = run::output(git(dir).args(["show", &format!("{c}:{f}")]))
+                .map(|o| o.stdout)
+                .ok();
+            if want.as_deref() == fs::read(&target).ok().as_deref() {
+                continue;
+            }
+            git_out(&work, ["add", "-A", "-f"])?;
+            git_out(&work, ["commit", "-q", "-m", "shared part"])?;
+            match want {
+                Some(w) => fs::write(&target, w).map_err(|e| format!("{e}"))?,
+                None => fs::remove_file(&target).map_err(|e| format!("{e}"))?,
+            }
+            fix.push_str(&git_out(
+                &work,
+                [
+                    "diff",
+                    "--no-color",
+                    "--no-renames",
+                    "--src-prefix=a/",
+                    "--dst-prefix=b/",
+                    "--",
+                    f,
+                ],
+            )?);
+        }
+        for (name, text) in [
+            (format!("changes.{base}.diff"), over),
+            (format!("fixup.{base}.diff"), fix),
+        ] {
+            write_or_remove(&pdir.join(name), &text)?;
+        }
+        let msg = git_out(dir, ["log", "-1", "--format=%B", c])?;
+        let msg = format!("{}\n", msg.trim_end());
+        let own = if msg == sp.message {
+            String::new()
+        } else {
+            msg
+        };
+        if !own.is_empty() {
+            eprintln!(
+                "patches: note: {}'s message on {base} differs from the shared one: message.{base}",
+                p.name
+            );
+        }
+        write_or_remove(&pdir.join(format!("message.{base}")), &own)?;
+        eprintln!(
+            "patches: exported {} -> {} (base {base})",
+            &c[..12.min(c.len())],
+            pdir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Write `text` to `path`, or remove `path` when `text` is empty.
+fn write_or_remove(path: &Path, text: &str) -> Result<()> {
+    if text.is_empty() {
+        if path.exists() {
+            fs::remove_file(path).map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        }
+        return Ok(());
+    }
+    fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

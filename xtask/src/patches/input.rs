@@ -30,10 +30,203 @@ pub struct Patch {
     pub message: String,
     /// Path of `changes.diff`, when the patch has hand-written changes.
     pub changes: Option<PathBuf>,
+    /// Path of `changes.<base>.diff` when the series is loaded for a base
+    /// other than the first of `bases` and the patch has one: the whole
+    /// change of each file whose `changes.diff` part does not apply there
+    /// (see [`Patch::diffs`]).
+    pub overrides: Option<PathBuf>,
+    /// Path of `fixup.<base>.diff`, likewise: what differs on that base
+    /// in files whose `changes.diff` part applies there, as a diff on top
+    /// of the patch.
+    pub fixups: Option<PathBuf>,
     /// The crates this patch copies into the tree.
     pub vendor: Vec<VendorLine>,
     /// Name and e-mail of the first `Signed-off-by:`, the patch's author.
     pub author: Option<(String, String)>,
+}
+
+impl Patch {
+    /// The hand-written diffs this patch applies, in order, on the base it
+    /// was loaded for: `changes.diff` merged with `changes.<base>.diff`
+    /// ([`merge_overrides`]), then `fixup.<base>.diff`. Empty when the
+    /// patch only vendors.
+    pub fn diffs(&self) -> Result<Vec<String>> {
+        let changes = match &self.changes {
+            Some(p) => Some((read(p)?, p.as_path())),
+            None => None,
+        };
+        let overrides = match &self.overrides {
+            Some(p) => Some((read(p)?, p.as_path())),
+            None => None,
+        };
+        let mut out = Vec::new();
+        match (changes, overrides) {
+            (None, None) => {}
+            (Some((text, _)), None) => out.push(text),
+            (None, Some((text, file))) => {
+                diff_paths(&text, file)?;
+                out.push(text);
+            }
+            (Some((c, cf)), Some((o, of))) => out.push(merge_overrides(&c, cf, &o, of)?),
+        }
+        if let Some(p) = &self.fixups {
+            let text = read(p)?;
+            diff_paths(&text, p)?;
+            out.push(text);
+        }
+        Ok(out)
+    }
+}
+
+/// One base the series is generated for: a line of `bases`,
+/// `<X.Y> <Debian package> <installed | suite> <generated series dir>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base {
+    /// The branch, `6.12` or `7.3`: what `changes.<name>.diff` and
+    /// `--base` say.
+    pub name: String,
+    /// The Debian package whose tarball is the pristine tree
+    /// (`linux-source-7.3`).
+    pub package: String,
+    /// Where the package comes from: `None` (`installed`) for the
+    /// installed package, else the Debian suite a private apt
+    /// configuration reads (`trixie-backports`).
+    pub suite: Option<String>,
+    /// The generated series, relative to the repository root.
+    pub out: String,
+}
+
+/// Parse `bases`. The first line is the base the plain `changes.diff`
+/// and `message` files are written for.
+pub fn parse_bases(text: &str, file: &Path) -> Result<Vec<Base>> {
+    let mut out: Vec<Base> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{}:{}", file.display(), i + 1);
+        let line = strip_comment(line);
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [name, package, suite, dir] = fields[..] else {
+            return Err(format!(
+                "{}: expected `<X.Y> <Debian package> <installed | suite> <series dir>`, got {line:?}",
+                at()
+            ));
+        };
+        let numeric =
+            name.split('.').count() == 2 && name.split('.').all(|p| p.parse::<u32>().is_ok());
+        if !numeric {
+            return Err(format!("{}: {name:?} is not a branch (X.Y)", at()));
+        }
+        let word = |w: &str| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
+        };
+        if !word(package) || !word(suite) {
+            return Err(format!(
+                "{}: {package:?} / {suite:?}: a Debian package and suite are lower-case names",
+                at()
+            ));
+        }
+        check_tree_path(dir).map_err(|e| format!("{}: {e}", at()))?;
+        if let Some(prev) = out.iter().find(|b| b.name == name || b.out == dir) {
+            return Err(format!(
+                "{}: {name} {dir} repeats the base {} {}",
+                at(),
+                prev.name,
+                prev.out
+            ));
+        }
+        out.push(Base {
+            name: name.to_string(),
+            package: package.to_string(),
+            suite: (suite != "installed").then(|| suite.to_string()),
+            out: dir.to_string(),
+        });
+    }
+    if out.is_empty() {
+        return Err(format!("{}: lists no bases", file.display()));
+    }
+    Ok(out)
+}
+
+/// The bases of the series directory: `bases`, or none when the file is
+/// absent (a series for one base, named by `base`).
+pub fn load_bases(dir: &Path) -> Result<Vec<Base>> {
+    let file = dir.join("bases");
+    if !file.exists() {
+        return Ok(Vec::new());
+    }
+    parse_bases(&read(&file)?, &file)
+}
+
+/// The `diff --git` sections of a diff (text before the first header is
+/// an error: there is nothing it could belong to).
+pub fn sections<'a>(text: &'a str, file: &Path) -> Result<Vec<&'a str>> {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("diff --git ") {
+            starts.push(pos);
+        } else if starts.is_empty() && !line.trim().is_empty() {
+            return Err(format!(
+                "{}:1: text before the first `diff --git` header",
+                file.display()
+            ));
+        }
+        pos += line.len();
+    }
+    let mut out = Vec::new();
+    for (n, s) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(text.len());
+        out.push(&text[*s..end]);
+    }
+    Ok(out)
+}
+
+/// `changes` with the sections of every file `overrides` has a section
+/// for replaced by `overrides`' sections (in the place of the first one
+/// replaced; a file `changes` does not touch follows at the end). The
+/// granule is the file: its change on the base is all in
+/// `changes.<base>.diff`.
+pub fn merge_overrides(
+    changes: &str,
+    changes_file: &Path,
+    overrides: &str,
+    overrides_file: &Path,
+) -> Result<String> {
+    diff_paths(changes, changes_file)?;
+    diff_paths(overrides, overrides_file)?;
+    let paths = |s: &str, f: &Path| -> Result<BTreeSet<String>> {
+        Ok(diff_paths(s, f)?.into_iter().map(|(_, p)| p).collect())
+    };
+    let over: Vec<(&str, BTreeSet<String>)> = sections(overrides, overrides_file)?
+        .into_iter()
+        .map(|s| Ok((s, paths(s, overrides_file)?)))
+        .collect::<Result<_>>()?;
+    let replaced: BTreeSet<&String> = over.iter().flat_map(|(_, p)| p).collect();
+    let mut used = vec![false; over.len()];
+    let mut out = String::new();
+    for s in sections(changes, changes_file)? {
+        let mine = paths(s, changes_file)?;
+        if !mine.iter().any(|p| replaced.contains(p)) {
+            out.push_str(s);
+            continue;
+        }
+        for (n, (o, op)) in over.iter().enumerate() {
+            if !used[n] && !op.is_disjoint(&mine) {
+                used[n] = true;
+                out.push_str(o);
+            }
+        }
+    }
+    for (n, (o, _)) in over.iter().enumerate() {
+        if !used[n] {
+            out.push_str(o);
+        }
+    }
+    Ok(out)
 }
 
 /// The whole series as described in the series directory.
@@ -277,8 +470,11 @@ pub fn base_version(base: &str) -> Option<&str> {
     (v.split('.').count() >= 2 && v.split('.').all(|p| p.parse::<u32>().is_ok())).then_some(v)
 }
 
-/// Read and validate the series directory.
-pub fn load(dir: &Path) -> Result<Series> {
+/// Read and validate the series directory, for the base named `base`
+/// (one of `bases` other than the first, whose `changes.<base>.diff`,
+/// `message.<base>` and `cover-letter.<base>` files then replace or
+/// override the plain ones), or for the first base (`None`).
+pub fn load(dir: &Path, for_base: Option<&str>) -> Result<Series> {
     let list = dir.join("series");
     if !list.exists() {
         return Err(format!(
@@ -290,10 +486,46 @@ pub fn load(dir: &Path) -> Result<Series> {
     let names = parse_series_list(&read(&list)?, &list)?;
     let base_file = dir.join("base");
     let base = parse_base(&read(&base_file)?, &base_file)?;
+    let bases = load_bases(dir)?;
+    if let Some(first) = bases.first() {
+        if base_version(&base) != Some(first.name.as_str()) {
+            return Err(format!(
+                "{}: the first base is {}, but {} says {base:?}",
+                dir.join("bases").display(),
+                first.name,
+                base_file.display()
+            ));
+        }
+    }
+    let others: Vec<&str> = bases.iter().skip(1).map(|b| b.name.as_str()).collect();
+    if let Some(b) = for_base {
+        if !others.contains(&b) {
+            return Err(format!(
+                "{}: no base {b} to generate for (other bases: {})",
+                dir.join("bases").display(),
+                if others.is_empty() {
+                    "none".to_string()
+                } else {
+                    others.join(", ")
+                }
+            ));
+        }
+    }
+    // The base's own version of a file when it has one.
+    let pick = |plain: PathBuf| -> PathBuf {
+        let Some(b) = for_base else { return plain };
+        let name = plain.file_name().map(|n| n.to_string_lossy().into_owned());
+        let own = plain.with_file_name(format!("{}.{b}", name.unwrap_or_default()));
+        if own.exists() {
+            own
+        } else {
+            plain
+        }
+    };
     // Measured numbers: `{{...}}` templates, filled from the newest
     // results file (see numbers.rs).
     let mut numbers = super::numbers::Lazy::new(crate::env::repo_root().join("bench/results"));
-    let cover_file = dir.join("cover-letter");
+    let cover_file = pick(dir.join("cover-letter"));
     let cover = numbers.fill(&read(&cover_file)?, &cover_file)?;
     let (cover_subject, cover_body) = parse_message(&cover, &cover_file)?;
     let mut patches = Vec::new();
@@ -306,7 +538,8 @@ pub fn load(dir: &Path) -> Result<Series> {
                 pdir.display()
             ));
         }
-        let msg_file = pdir.join("message");
+        check_per_base_files(&pdir, &others)?;
+        let msg_file = pick(pdir.join("message"));
         let message = numbers.fill(&read(&msg_file)?, &msg_file)?;
         let (subject, body) = parse_message(&message, &msg_file)?;
         let author = first_sign_off(&message, &msg_file)?;
@@ -316,13 +549,19 @@ pub fn load(dir: &Path) -> Result<Series> {
             format!("{subject}\n\n{body}")
         };
         let changes = Some(pdir.join("changes.diff")).filter(|p| p.exists());
+        let overrides = for_base
+            .map(|b| pdir.join(format!("changes.{b}.diff")))
+            .filter(|p| p.exists());
+        let fixups = for_base
+            .map(|b| pdir.join(format!("fixup.{b}.diff")))
+            .filter(|p| p.exists());
         let vendor_file = pdir.join("vendor");
         let vendor = if vendor_file.exists() {
             parse_vendor(&read(&vendor_file)?, &vendor_file)?
         } else {
             Vec::new()
         };
-        if changes.is_none() && vendor.is_empty() {
+        if changes.is_none() && overrides.is_none() && fixups.is_none() && vendor.is_empty() {
             return Err(format!(
                 "{}: has neither changes.diff nor vendor lines: the patch would be empty",
                 pdir.display()
@@ -332,16 +571,41 @@ pub fn load(dir: &Path) -> Result<Series> {
             name,
             message,
             changes,
+            overrides,
+            fixups,
             vendor,
             author,
         });
     }
     Ok(Series {
-        base,
+        // A base of `bases` other than the first follows its branch.
+        base: for_base.map_or(base, |b| format!("Linux {b}")),
         cover_subject,
         cover_body,
         patches,
     })
+}
+
+/// A per-base file (`changes.X.diff`, `fixup.X.diff`, `message.X`) names a base of
+/// `bases` other than the first: a typo would otherwise be ignored.
+fn check_per_base_files(pdir: &Path, others: &[&str]) -> Result<()> {
+    let rd = fs::read_dir(pdir).map_err(|e| format!("cannot list {}: {e}", pdir.display()))?;
+    for ent in rd {
+        let ent = ent.map_err(|e| format!("cannot list {}: {e}", pdir.display()))?;
+        let name = ent.file_name().to_string_lossy().into_owned();
+        let b = name
+            .strip_prefix("changes.")
+            .or_else(|| name.strip_prefix("fixup."))
+            .and_then(|r| r.strip_suffix(".diff"))
+            .or_else(|| name.strip_prefix("message."));
+        if let Some(b) = b.filter(|b| !others.contains(b)) {
+            return Err(format!(
+                "{}: {b} is not a base of the series' bases file other than the first",
+                pdir.join(&name).display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Tree paths a git-style diff mentions, with the line each was found on.
@@ -571,6 +835,103 @@ new file mode 100644
         assert!(diff_paths(bad, f())
             .unwrap_err()
             .contains("x:2: expected a git-style path"));
+    }
+
+    #[test]
+    fn bases_lines_and_errors() {
+        let b = parse_bases(
+            "# c\n6.12 linux-source-6.12 installed patches/a\n7.3 linux-source-7.3 trixie-backports patches/b # x\n",
+            f(),
+        )
+        .unwrap();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].suite, None);
+        assert_eq!(b[1].name, "7.3");
+        assert_eq!(b[1].package, "linux-source-7.3");
+        assert_eq!(b[1].suite.as_deref(), Some("trixie-backports"));
+        assert_eq!(b[1].out, "patches/b");
+        for (text, want) in [
+            ("6.12 p installed\n", "x:1: expected"),
+            ("6 p installed o\n", "x:1: \"6\" is not a branch"),
+            ("6.12 P installed o\n", "lower-case"),
+            ("6.12 p installed ../o\n", "x:1: \"../o\": not a plain"),
+            ("6.12 p installed o\n6.12 q s o2\n", "x:2: 6.12 o2 repeats"),
+            ("6.12 p installed o\n7.3 q s o\n", "x:2: 7.3 o repeats"),
+            ("# none\n", "lists no bases"),
+        ] {
+            let err = parse_bases(text, f()).unwrap_err();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn overrides_replace_whole_files() {
+        let changes = "\
+diff --git a/a b/a
+--- a/a
++++ b/a
+@@ -1 +1 @@
+-a
++A
+diff --git a/b b/b
+--- a/b
++++ b/b
+@@ -1 +1 @@
+-b
++B
+diff --git a/c b/c
+--- a/c
++++ b/c
+@@ -1 +1 @@
+-c
++C
+";
+        let over = "\
+diff --git a/b b/b
+--- a/b
++++ b/b
+@@ -2 +2 @@
+-b
++B7
+diff --git a/d b/d
+--- a/d
++++ b/d
+@@ -1 +1 @@
+-d
++D
+";
+        let got = merge_overrides(changes, f(), over, f()).unwrap();
+        let want = "\
+diff --git a/a b/a
+--- a/a
++++ b/a
+@@ -1 +1 @@
+-a
++A
+diff --git a/b b/b
+--- a/b
++++ b/b
+@@ -2 +2 @@
+-b
++B7
+diff --git a/c b/c
+--- a/c
++++ b/c
+@@ -1 +1 @@
+-c
++C
+diff --git a/d b/d
+--- a/d
++++ b/d
+@@ -1 +1 @@
+-d
++D
+";
+        assert_eq!(got, want);
+        let err = merge_overrides(changes, f(), "junk\n", f()).unwrap_err();
+        assert!(err.contains("not a git-style diff"), "{err}");
+        let err = merge_overrides(changes, f(), &format!("junk\n{over}"), f()).unwrap_err();
+        assert!(err.contains("text before the first"), "{err}");
     }
 
     #[test]

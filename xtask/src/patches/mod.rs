@@ -58,39 +58,85 @@ pub struct Options {
     #[arg(long, value_name = "DIR", conflicts_with = "export")]
     pub apply: Option<PathBuf>,
     /// Write each commit of DIR on top of its first commit back into the
-    /// series directory (message, changes.diff without vendored paths).
+    /// series directory (message, changes.diff without vendored paths; with
+    /// --base X.Y, only what differs from them: changes.X.Y.diff,
+    /// fixup.X.Y.diff, message.X.Y).
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
     /// The series description directory.
     #[arg(long, value_name = "DIR", default_value_os_t = env::repo_root().join("kernel/series"))]
     pub series: PathBuf,
-    /// Where the generated patches live.
-    #[arg(long, value_name = "DIR", default_value_os_t = env::repo_root().join("patches/kallsyms-fast"))]
-    pub out: PathBuf,
-    /// Work on this Debian version of linux-source-6.12 instead of the
-    /// installed one (downloaded and unpacked under the cache); `other`
-    /// picks the newest one Debian serves with a different sublevel.
+    /// Where the generated patches live (default: the base's directory in
+    /// `<series>/bases`, else patches/kallsyms-fast).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Generate for this base of `<series>/bases` (`7.3`) instead of the
+    /// first (6.12): its `changes.<base>.diff` files override.
+    #[arg(long, value_name = "X.Y")]
+    pub base: Option<String>,
+    /// Work on this Debian version of the base's linux-source package
+    /// instead of the installed one (downloaded and unpacked under the
+    /// cache); `other` picks the newest linux-source-6.12 Debian serves
+    /// with a different sublevel.
     #[arg(long, value_name = "VERSION", conflicts_with_all = ["apply", "export"])]
     pub linux_source: Option<String>,
+}
+
+/// The first base of `bases` (`None`) or the one `name` names, as
+/// `input::load` takes it, with its entry.
+fn chosen_base(series: &Path, name: Option<&str>) -> Result<(Option<String>, Option<input::Base>)> {
+    let bases = input::load_bases(series)?;
+    let Some(name) = name else {
+        return Ok((None, bases.first().cloned()));
+    };
+    let Some(pos) = bases.iter().position(|b| b.name == name) else {
+        let known: Vec<&str> = bases.iter().map(|b| b.name.as_str()).collect();
+        return Err(format!(
+            "--base {name}: {} lists {}",
+            series.join("bases").display(),
+            if known.is_empty() {
+                "no bases (the file is missing)".to_string()
+            } else {
+                known.join(", ")
+            }
+        ));
+    };
+    // The first base is the plain files': no overrides.
+    let over = (pos > 0).then(|| name.to_string());
+    Ok((over, Some(bases[pos].clone())))
 }
 
 /// Run `cargo xtask patches` with `opts`.
 pub fn run(opts: &Options) -> Result<u8> {
     // Absolute: git runs in other directories.
     let abs = |p: &Path| std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()));
-    let (series, out) = (abs(&opts.series)?, abs(&opts.out)?);
+    let series = abs(&opts.series)?;
+    let (over, base) = chosen_base(&series, opts.base.as_deref())?;
+    let out = match (&opts.out, &base) {
+        (Some(o), _) => abs(o)?,
+        (None, Some(b)) => env::repo_root().join(&b.out),
+        (None, None) => env::repo_root().join("patches/kallsyms-fast"),
+    };
     if let Some(dir) = &opts.apply {
         return apply(&out, &abs(dir)?).map(|()| 0);
     }
     if let Some(dir) = &opts.export {
-        return export::run(&series, &abs(dir)?).map(|()| 0);
+        return match &over {
+            Some(b) => export::run_base(&series, &abs(dir)?, b),
+            None => export::run(&series, &abs(dir)?),
+        }
+        .map(|()| 0);
     }
-    let src = linux_source::select(opts.linux_source.as_deref())?;
+    let src = match &base {
+        Some(b) => linux_source::for_base(b, opts.linux_source.as_deref())?,
+        None => linux_source::select(opts.linux_source.as_deref())?,
+    };
     eprintln!("patches: base {} at {}", src.label, src.tree.display());
+    let over = over.as_deref();
     if opts.check {
-        return check(&series, &out, &src);
+        return check(&series, over, &out, &src);
     }
-    let g = generate(&series, &src)?;
+    let g = generate(&series, over, &src)?;
     write_out(&out, &g.patches)?;
     eprintln!(
         "patches: wrote {} files to {}",
@@ -147,10 +193,15 @@ fn base_files(series: &input::Series, src: &Path) -> Result<Vec<String>> {
     }
     let mut files = BTreeSet::new();
     for p in &series.patches {
-        let Some(diff) = &p.changes else { continue };
-        let text =
-            fs::read_to_string(diff).map_err(|e| format!("cannot read {}: {e}", diff.display()))?;
-        for (line, path) in input::diff_paths(&text, diff)? {
+        let Some(diff) = p
+            .changes
+            .as_ref()
+            .or(p.overrides.as_ref())
+            .or(p.fixups.as_ref())
+        else {
+            continue;
+        };
+        for (line, path) in input::diff_paths(&p.diffs()?.concat(), diff)? {
             if let Some(d) = vendor_dirs.iter().find(|d| input::is_under(&path, d)) {
                 return Err(format!(
                     "{}:{line}: {path} is in the vendored directory {d}: change the crate, not its copy",
@@ -165,9 +216,10 @@ fn base_files(series: &input::Series, src: &Path) -> Result<Vec<String>> {
     Ok(files.into_iter().collect())
 }
 
-/// Generate the series into a scratch repository and a temp directory.
-pub fn generate(series_dir: &Path, src: &Source) -> Result<Generated> {
-    let series = input::load(series_dir)?;
+/// Generate the series into a scratch repository and a temp directory,
+/// for the first base of the series (`base` `None`) or the one named.
+pub fn generate(series_dir: &Path, base: Option<&str>, src: &Source) -> Result<Generated> {
+    let series = input::load(series_dir, base)?;
     check_branch(&series.base, series_dir, src)?;
     let base_files = base_files(&series, &src.tree)?;
     let scratch = Scratch::new(&src.tree, &base_files)?;
@@ -184,7 +236,19 @@ pub fn generate(series_dir: &Path, src: &Source) -> Result<Generated> {
         .ok_or("scratch tree has no parent")?
         .to_path_buf();
     for (i, p) in series.patches.iter().enumerate() {
-        if let Some(diff) = &p.changes {
+        for (n, text) in p.diffs()?.iter().enumerate() {
+            // The diff as applied, for the error's hunk reference:
+            // changes.diff itself, or on another base changes.diff merged
+            // with changes.<base>.diff, then fixup.<base>.diff.
+            let diff = match (&p.changes, &p.overrides, &p.fixups) {
+                (Some(c), None, None) => c.clone(),
+                _ => {
+                    let d = work.join(format!("{}.{n}.diff", p.name));
+                    fs::write(&d, text)
+                        .map_err(|e| format!("cannot write {}: {e}", d.display()))?;
+                    d
+                }
+            };
             git_out(
                 &scratch.tree,
                 [
@@ -194,11 +258,25 @@ pub fn generate(series_dir: &Path, src: &Source) -> Result<Generated> {
                 ],
             )
             .map_err(|e| {
+                let from = match (&p.overrides, &p.fixups) {
+                    (None, None) => String::new(),
+                    (o, f) => format!(
+                        " (diff {} of {}: {})",
+                        n + 1,
+                        p.name,
+                        [o, f]
+                            .into_iter()
+                            .flatten()
+                            .map(|x| x.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    ),
+                };
                 format!(
-                    "patch {} does not apply to {}: {}",
+                    "patch {} does not apply to {}: {}{from}",
                     p.name,
                     src.label,
-                    conflict::describe(&e, diff)
+                    conflict::describe(&e, &diff)
                 )
             })?;
         }
@@ -431,8 +509,8 @@ fn check_licenses(g: &Generated) -> Result<usize> {
 /// still `git am`s onto this base to the tree the sources generate, the
 /// differences are the base's, not the sources': a notice with the command
 /// that refreshes the series, not a failure.
-fn check(series_dir: &Path, out: &Path, src: &Source) -> Result<u8> {
-    let g = generate(series_dir, src)?;
+fn check(series_dir: &Path, base: Option<&str>, out: &Path, src: &Source) -> Result<u8> {
+    let g = generate(series_dir, base, src)?;
     let committed = diffsum::read_patches(out)?;
     let mut diffs = diffsum::summary(&committed, &g.patches);
     let committed_base = cover_base(&committed).unwrap_or("(no Base: line)");
