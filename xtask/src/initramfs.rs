@@ -23,7 +23,10 @@ pub fn build_agent() -> Result<PathBuf> {
 /// Build `bin` of `package` as a static binary for the guest; returns its
 /// path.
 pub fn build_static(package: &str, bin: &str) -> Result<PathBuf> {
-    let target_dir = env::guest_dir().join("target");
+    // One target directory for every kernel flavour: the static binaries
+    // do not depend on the kernel, and a step running beside a flavour
+    // switch (debian-shim-test beside fast-test) finds them in one place.
+    let target_dir = env::work_dir().join("guest-target");
     let mut cargo = Command::new(env::cargo());
     cargo
         .current_dir(env::repo_root())

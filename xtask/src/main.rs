@@ -328,24 +328,47 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
         ),
         uml,
     )?;
-    // Last: it switches this process to the patched kernel's paths.
-    let fast = steps.run("fast-test", || fast::run(&fast::Options::default()))?;
-    // The nproc benchmark builds and boots the patched kernel without lock
-    // debugging (and prints the ratios); skipped when the patched kernel
-    // failed its own run.
-    if fast == 0 {
-        steps.run("nproc-bench", || {
-            nproc_bench::run(&nproc_bench::Options::default())
-        })?;
-    } else {
-        eprintln!("xtask: nproc-bench skipped: fast-test failed");
-    }
-    // kmod-shim in Debian's own Rust-enabled kernel: its packages, a
-    // trixie chroot with its rustc, a boot of its vmlinuz (it needs
-    // nothing the steps above built).
-    steps.run("debian-shim-test", || {
-        debian::run(&debian::Options::default())
-    })?;
+    // Last, the patched kernel's steps (fast-test switches this process to
+    // the patched kernel's paths; the nproc benchmark then builds and
+    // boots it without lock debugging, and is skipped when fast-test
+    // failed), beside kmod-shim in Debian's own Rust-enabled kernel: its
+    // packages, a trixie chroot with its rustc, a boot of its vmlinuz
+    // whose QEMU runs in one host thread. It needs nothing the steps
+    // above built and no flavour's paths (its kernel, modules and run
+    // directory are under $KFAST_CACHE/debian; the static guest binaries
+    // are shared by all flavours), so the second core of a 2-core machine
+    // is no longer idle while fast-test's and nproc-bench's QEMU runs.
+    let fast = std::sync::atomic::AtomicU8::new(0);
+    let fast = &fast;
+    let patched: Vec<Step> = vec![
+        (
+            "fast-test",
+            Box::new(move || {
+                let code = fast::run(&fast::Options::default())?;
+                fast.store(code, std::sync::atomic::Ordering::Relaxed);
+                Ok(code)
+            }),
+        ),
+        (
+            "nproc-bench",
+            Box::new(
+                move || match fast.load(std::sync::atomic::Ordering::Relaxed) {
+                    0 => nproc_bench::run(&nproc_bench::Options::default()),
+                    code => {
+                        eprintln!("xtask: nproc-bench skipped: fast-test failed");
+                        Ok(code)
+                    }
+                },
+            ),
+        ),
+    ];
+    steps.run_beside(
+        (
+            "debian-shim-test",
+            Box::new(|| debian::run(&debian::Options::default())),
+        ),
+        patched,
+    )?;
     Ok(steps.report())
 }
 
