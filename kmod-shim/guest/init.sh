@@ -56,6 +56,20 @@ if [ -e /lib/modules/preload ]; then
 	log "preloaded $(wc -l < /lib/modules/preload) modules: $(tr '\n' ' ' < /lib/modules/preload)"
 fi
 mkdir -p $O /tmp/fifo
+# The mirror's capture (debian-shim-test's kfs.mirror=1), before the shim
+# ever loads: kfast-guest copies /proc/kallsyms, /proc/modules and the
+# modules' sysfs sections with the preloaded modules live, and asks
+# ksym_truth what sprint_symbol() and %ps print for addresses around
+# every symbol; the host resolves the same addresses with the mirror.
+if [ "$(cmdline_num mirror 0)" = 1 ]; then
+	if insmod /lib/modules/ksym_truth.ko; then
+		kfast-guest $O/mirror || fail "kfast-guest (the mirror's capture)"
+		rmmod ksym_truth || fail "rmmod ksym_truth (the mirror's capture)"
+	else
+		fail "insmod ksym_truth (the mirror's capture)"
+	fi
+	log "mirror capture: $(tr '\n' ' ' < $O/mirror/kallsyms-fast/guest-summary.txt)"
+fi
 # A few user tasks with distinct wait channels.
 sleep 100000 &
 mkfifo /tmp/fifo/p

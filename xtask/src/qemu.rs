@@ -69,7 +69,12 @@ pub fn boot_with(
     let log2 = log.try_clone().map_err(|e| e.to_string())?;
     let append = format!("console=ttyS0 nokaslr panic=-1 oops=panic {extra}");
     let mut cmd = Command::new("qemu-system-x86_64");
-    cmd.args(["-accel", "tcg", "-m", "1024", "-smp", "2", "-nic", "none"])
+    // QEMU uses the first `-accel` that works: a caller's own TCG options
+    // (e.g. `thread=single`) replace the default instead of following it.
+    if !qemu_args.contains(&"-accel") {
+        cmd.args(["-accel", "tcg"]);
+    }
+    cmd.args(["-m", "1024", "-smp", "2", "-nic", "none"])
         .arg("-kernel")
         .arg(kernel)
         .arg("-initrd")

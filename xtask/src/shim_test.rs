@@ -10,7 +10,7 @@
 //! a static `kallsyms-bench`).
 
 use crate::initramfs::{self, read};
-use crate::{channel, console, env, kernel, modules, qemu, run, Result};
+use crate::{channel, compare, console, env, kernel, modules, qemu, run, wchan_check, Result};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -289,6 +289,7 @@ pub fn run(opts: &Options) -> Result<u8> {
         dir: &env::work_dir().join("runs").join("shim-latest"),
         timeout: opts.timeout,
         scale: opts.scale,
+        mirror: false,
     })
 }
 
@@ -314,6 +315,35 @@ pub(crate) struct Suite<'a> {
     pub timeout: Duration,
     /// Threads per group in the scale phase (0: skipped).
     pub scale: u32,
+    /// Whether the guest made the mirror's capture (`kfs.mirror=1`, with
+    /// `kfast-guest` in the initramfs): it is then resolved by the mirror
+    /// on the host and compared with the kernel's answers, as guest-test
+    /// does for the project's own kernel.
+    pub mirror: bool,
+}
+
+/// The mirror against the kernel on the guest's capture in `mirror`: the
+/// wchan names are kallsyms names, and `kallsyms-bench resolve` prints
+/// what `sprint_symbol()` and `%ps` printed for every captured address
+/// (any vmlinux or module mismatch fails, as in guest-test).
+fn judge_mirror(label: &str, mirror: &Path) -> Result<Vec<String>> {
+    if !mirror.join("truth/sprint_symbol.txt").exists() {
+        return Ok(vec!["no mirror capture from the guest".into()]);
+    }
+    let mut fails = Vec::new();
+    match wchan_check::check_with(mirror, false) {
+        Ok(s) => eprintln!("{label}: {s}"),
+        Err(e) => fails.push(format!("mirror capture wchan: {e}")),
+    }
+    let report = mirror.with_file_name("mirror-report.txt");
+    let outcome = compare::compare(mirror, &report)?;
+    if compare::judge(&format!("{label} (mirror)"), outcome, mirror) != 0 {
+        fails.push(format!(
+            "the mirror differs from the kernel: {}",
+            report.display()
+        ));
+    }
+    Ok(fails)
 }
 
 /// Boots `s.kernel` with the suite's initramfs and judges the run; returns
@@ -378,6 +408,9 @@ pub(crate) fn run_suite(s: &Suite<'_>) -> Result<u8> {
             "shim",
             &|w| w.contains("nanosleep"),
         ));
+        if s.mirror {
+            fails.extend(judge_mirror(label, &capture.join("mirror"))?);
+        }
         if s.scale > 0 {
             let mut report = String::new();
             let (same, moved, bad, unstable) = compare_dumps(
