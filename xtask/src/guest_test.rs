@@ -118,7 +118,12 @@ pub fn run(opts: &Options) -> Result<u8> {
 pub fn compare_only(dir: Option<&Path>) -> Result<u8> {
     let capture = dir.map_or_else(|| env::run_dir().join("capture"), Path::to_path_buf);
     let report = capture.with_file_name("report.txt");
-    match wchan_check::check(&capture) {
+    // A module sleeper is required when the guest had ksym_many loaded
+    // (guest-test's captures); the Debian suite's mirror capture is made
+    // before it loads.
+    let sleepers = fs::read_to_string(capture.join("proc/modules"))
+        .is_ok_and(|m| m.lines().any(|l| l.starts_with("ksym_many ")));
+    match wchan_check::check_with(&capture, sleepers) {
         Ok(s) => eprintln!("compare: {s}"),
         Err(e) => {
             eprintln!("compare: FAIL: {e}");

@@ -322,10 +322,21 @@ pub(crate) struct Suite<'a> {
     pub mirror: bool,
 }
 
+/// How many of the module answers the mirror must get right on a
+/// distribution kernel's capture (issue 27's bar). On the project's own
+/// 6.12 kernels guest-test requires all; on Debian's 7.3 the regions are
+/// derived from `/proc/modules`' total and the sections' starts, and the
+/// size of the last section of a region (`.static_call_sites`,
+/// `.orc_unwind_ip`) is not visible there, so a few pages of some
+/// regions' ends are estimated (99.60% of module answers exact on the
+/// first capture).
+const MODULE_EXACT_PERCENT: f64 = 99.5;
+
 /// The mirror against the kernel on the guest's capture in `mirror`: the
 /// wchan names are kallsyms names, and `kallsyms-bench resolve` prints
 /// what `sprint_symbol()` and `%ps` printed for every captured address
-/// (any vmlinux or module mismatch fails, as in guest-test).
+/// (any vmlinux mismatch fails; module answers at least
+/// [`MODULE_EXACT_PERCENT`] exact).
 fn judge_mirror(label: &str, mirror: &Path) -> Result<Vec<String>> {
     if !mirror.join("truth/sprint_symbol.txt").exists() {
         return Ok(vec!["no mirror capture from the guest".into()]);
@@ -336,12 +347,33 @@ fn judge_mirror(label: &str, mirror: &Path) -> Result<Vec<String>> {
         Err(e) => fails.push(format!("mirror capture wchan: {e}")),
     }
     let report = mirror.with_file_name("mirror-report.txt");
-    let outcome = compare::compare(mirror, &report)?;
-    if compare::judge(&format!("{label} (mirror)"), outcome, mirror) != 0 {
-        fails.push(format!(
-            "the mirror differs from the kernel: {}",
-            report.display()
-        ));
+    match compare::compare(mirror, &report)? {
+        compare::Outcome::Unavailable(why) => fails.push(format!("mirror not tested: {why}")),
+        compare::Outcome::Compared(c) => {
+            let exact = if c.module == 0 {
+                100.0
+            } else {
+                (c.module - c.mod_mismatch) as f64 * 100.0 / c.module as f64
+            };
+            let ok = c.vm_mismatch == 0 && c.missing == 0 && exact >= MODULE_EXACT_PERCENT;
+            eprintln!(
+                "{label} (mirror): {}: {} compared, {} vmlinux and {} module mismatches, {} \
+                 missing; module answers exact {exact:.3}% (at least {MODULE_EXACT_PERCENT}% \
+                 required, every vmlinux answer); report {}",
+                if ok { "PASS" } else { "FAIL" },
+                c.compared,
+                c.vm_mismatch,
+                c.mod_mismatch,
+                c.missing,
+                report.display()
+            );
+            if !ok {
+                fails.push(format!(
+                    "the mirror differs from the kernel: {}",
+                    report.display()
+                ));
+            }
+        }
     }
     Ok(fails)
 }

@@ -112,6 +112,23 @@ const SLACK_ORDER: [usize; 5] = [
     MOD_RO_AFTER_INIT,
 ];
 
+/// [`SLACK_ORDER`] on 7.3 with `CONFIG_ARCH_HAS_EXECMEM_ROX`: module text
+/// is packed into shared ROX areas, so the text's upper bound (the next
+/// module's text, no guard page) is no limit and its symbols already
+/// bound it: it comes last. The regions whose last section shows only
+/// where it starts come first: ro_after_init (`.static_call_sites`, big
+/// in kvm) and the read-only data (`.orc_unwind`, `.call_sites`, ...).
+/// On a capture of Debian's 7.3 kernel with btrfs, xfs, mac80211,
+/// nf_tables and kvm (`cargo xtask debian-shim-test`), module answers
+/// were 98.71% exact with 6.12's order, 99.60% with this one.
+const SLACK_ORDER_7_3: [usize; 5] = [
+    MOD_INIT_DATA,
+    MOD_RO_AFTER_INIT,
+    MOD_RODATA,
+    MOD_DATA,
+    MOD_TEXT,
+];
+
 /// Where a module's regions came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutSource {
@@ -165,7 +182,7 @@ pub fn classify(name: &str) -> Option<usize> {
         return Some(MOD_TEXT);
     }
     const RODATA_PREFIX: [&str; 5] = [".rodata", "__ksymtab", "__kcrctab", ".note", ".orc_"];
-    const RODATA: [&str; 17] = [
+    const RODATA: [&str; 16] = [
         "__param",
         "__modver",
         "__ex_table",
@@ -180,7 +197,6 @@ pub fn classify(name: &str) -> Option<usize> {
         ".smp_locks",
         "__tracepoints_strings",
         "__tracepoints_ptrs",
-        "__patchable_function_entries",
         ".BTF",
         ".BTF_ids",
     ];
@@ -188,7 +204,11 @@ pub fn classify(name: &str) -> Option<usize> {
         return Some(MOD_RODATA);
     }
     const DATA_PREFIX: [&str; 4] = [".data", ".bss", "__dyndbg", ".exit.data"];
-    const DATA: [&str; 9] = [
+    // GCC's -fpatchable-function-entry emits __patchable_function_entries
+    // "awo" (writable): MOD_DATA, as a capture of Debian's 7.3 kernel shows
+    // (btrfs, nf_tables: in the data region, before `.bss`).
+    const DATA: [&str; 10] = [
+        "__patchable_function_entries",
         ".gnu.linkonce.this_module",
         "__tracepoints",
         "_ftrace_events",
@@ -419,7 +439,11 @@ fn derive_one(
             .map(|t| size[t])
             .sum();
         let mut slack = p.size.saturating_sub(known) & !(page - 1);
-        for t in SLACK_ORDER {
+        let order = match layout {
+            KernelLayout::Linux6_12 => SLACK_ORDER,
+            KernelLayout::Linux7_3 => SLACK_ORDER_7_3,
+        };
+        for t in order {
             if work[t].is_none() || slack == 0 || !counted(t) {
                 continue;
             }
