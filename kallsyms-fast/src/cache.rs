@@ -167,6 +167,37 @@ impl Entry {
 }
 
 /// A cache of `SETS * WAYS` entries (`SETS` a power of two).
+///
+/// # Examples
+///
+/// The wchan path: snapshot the generation, resolve on a miss, insert
+/// under the snapshot. A module load or unload in between makes the
+/// answer stale, and it is neither stored nor served.
+///
+/// ```
+/// use kallsyms_fast::cache::DefaultWchanCache;
+///
+/// let cache = DefaultWchanCache::new();
+/// let addr = 0xffff_ffff_8123_4567;
+/// assert!(cache.get(addr).is_none());
+///
+/// let generation = cache.generation();
+/// // ... resolve addr: "do_nanosleep" ...
+/// assert!(cache.insert(addr, generation, b"do_nanosleep"));
+/// assert_eq!(cache.get(addr).as_deref(), Some(&b"do_nanosleep"[..]));
+///
+/// // A module unloads while another reader resolves against the old set.
+/// let before = cache.generation();
+/// cache.invalidate();
+/// assert!(cache.get(addr).is_none());
+/// assert!(!cache.insert(addr, before, b"stale_name"));
+/// assert!(cache.get(addr).is_none());
+///
+/// // Names past CACHE_NAME_MAX bytes are answered from the index, never
+/// // cached.
+/// let long = [b'x'; kallsyms_fast::cache::CACHE_NAME_MAX + 1];
+/// assert!(!cache.insert(addr, cache.generation(), &long));
+/// ```
 pub struct WchanCache<const SETS: usize, const WAYS: usize> {
     sets: [[Entry; WAYS]; SETS],
     generation: AtomicU64,

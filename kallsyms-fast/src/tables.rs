@@ -80,6 +80,26 @@ impl OffsetEncoding {
     }
 
     /// `kallsyms_sym_address(idx)` for the entry `off` at position `idx`.
+    ///
+    /// # Examples
+    ///
+    /// The same entry read by each kernel's rule:
+    ///
+    /// ```
+    /// use kallsyms_fast::OffsetEncoding;
+    ///
+    /// // 6.12: base + (u32)entry; with absolute per-CPU, a negative entry
+    /// // counts down from base - 1 and a non-negative one is absolute.
+    /// let base = 0xffff_ffff_8100_0000;
+    /// let v612 = OffsetEncoding::RelativeBase { base, absolute_percpu: true };
+    /// assert_eq!(v612.decode(5, 0x2_0000), 0x2_0000);
+    /// assert_eq!(v612.decode(5, -0x101), base + 0x100);
+    ///
+    /// // 7.3: the address of the entry itself plus the entry.
+    /// let table_addr = 0xffff_ffff_8260_0000;
+    /// let v73 = OffsetEncoding::PcRelative { table_addr };
+    /// assert_eq!(v73.decode(5, -0x10), table_addr + 5 * 4 - 0x10);
+    /// ```
     #[inline]
     pub fn decode(self, idx: usize, off: i32) -> u64 {
         match self {
