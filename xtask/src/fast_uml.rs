@@ -30,8 +30,7 @@
 use crate::patches::input;
 use crate::uml::{self, Uml};
 use crate::{
-    env, fast, initramfs, ktap, kunit_counts, libclang, linux_source, modules, results, shim_test,
-    Result,
+    env, initramfs, ktap, kunit_counts, libclang, linux_source, modules, results, shim_test, Result,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -83,12 +82,12 @@ pub(crate) fn base_kernel(name: &str) -> Result<Option<Uml>> {
         return Ok(None);
     }
     let b = &bases[pos];
-    let src = linux_source::for_base(b, None)?;
+    let src = linux_source::for_base(&b.package, b.suite.as_deref(), None)?;
     eprintln!("fast-uml-test: base {}", src.label);
     let tree = env::cache_dir()
         .join(format!("fast-src-{name}"))
         .join(&b.package);
-    fast::prepare_tree_at(&root.join(&b.out), &src.tree, &tree)?;
+    crate::tree::prepare_tree_at(&root.join(&b.out), &src.tree, &tree)?;
     Ok(Some(Uml {
         tree,
         build: env::cache_dir().join(format!("fast-uml-build-{name}")),
@@ -119,7 +118,7 @@ pub fn run(o: &Options) -> Result<u8> {
     let (k, base) = match o.base.as_deref().map(base_kernel).transpose()?.flatten() {
         Some(k) => (k, o.base.clone()),
         None => {
-            fast::prepare_tree()?;
+            crate::tree::prepare_tree()?;
             (kernel(), None)
         }
     };

@@ -4,13 +4,12 @@
 //! configuration reruns only when the fragment or tarball changes (stamp in the
 //! build directory), and `make` itself handles the rest.
 
-use crate::{env, kconfig, run, seed, setup, Result};
+use crate::{env, kconfig, linux_source, run, seed, setup, Result};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
-const UNPACK_STAMP: &str = ".kfast-unpacked";
 const CONFIG_STAMP: &str = ".kfast-config-stamp";
 
 /// The kernel config fragment kept in the repository.
@@ -45,58 +44,6 @@ fn fragment_paths() -> Vec<PathBuf> {
 /// The built kernel image.
 pub fn bzimage() -> PathBuf {
     env::kernel_build().join("arch/x86/boot/bzImage")
-}
-
-fn tarball_id() -> Result<String> {
-    let md = fs::metadata(env::KERNEL_SRC_TARBALL).map_err(|e| {
-        format!(
-            "{}: {e} (run `cargo xtask setup`, package linux-source-6.12)",
-            env::KERNEL_SRC_TARBALL
-        )
-    })?;
-    let mtime = md
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs());
-    Ok(format!(
-        "{} {} {mtime}\n",
-        env::KERNEL_SRC_TARBALL,
-        md.len()
-    ))
-}
-
-fn write(path: &Path, data: &str) -> Result<()> {
-    fs::write(path, data).map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-fn unpack(id: &str) -> Result<bool> {
-    let src = env::pristine_src();
-    let parent = src.parent().expect("kernel source has a parent");
-    let stamp = parent.join(UNPACK_STAMP);
-    if src.join("Makefile").exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(id) {
-        return Ok(false);
-    }
-    eprintln!(
-        "kernel: unpacking {} into {}",
-        env::KERNEL_SRC_TARBALL,
-        parent.display()
-    );
-    if src.exists() {
-        fs::remove_dir_all(&src).map_err(|e| format!("cannot remove {}: {e}", src.display()))?;
-    }
-    fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let mut tar = Command::new("tar");
-    tar.arg("-xf")
-        .arg(env::KERNEL_SRC_TARBALL)
-        .arg("-C")
-        .arg(parent);
-    run::status(&mut tar)?;
-    if !src.join("Makefile").exists() {
-        return Err(format!("{} has no Makefile after unpacking", src.display()));
-    }
-    write(&stamp, id)?;
-    Ok(true)
 }
 
 fn make(args: &[&str]) -> Command {
@@ -150,7 +97,7 @@ fn configure(stamp_val: &str, fragment: &str) -> Result<()> {
             bad.join("\n  ")
         ));
     }
-    write(&stamp, stamp_val)?;
+    fs::write(&stamp, stamp_val).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     eprintln!(
         "kernel: configured ({} options verified)",
         kconfig::parse_fragment(fragment).len()
@@ -177,27 +124,17 @@ pub fn check_tools() -> Result<()> {
     Ok(())
 }
 
-/// The pristine kernel source, unpacked from the Debian tarball if missing
-/// or stale (the same step `run` starts with; no toolchain needed).
-pub fn ensure_source() -> Result<PathBuf> {
-    let t = Instant::now();
-    if unpack(&tarball_id()?)? {
-        eprintln!("kernel: unpacked in {:.1?}", t.elapsed());
-    }
-    Ok(env::pristine_src())
-}
-
 /// Unpack, configure and build bzImage + modules.
 pub fn run() -> Result<()> {
     check_tools()?;
     let t = Instant::now();
-    let id = tarball_id()?;
-    if unpack(&id)? {
+    let id = linux_source::tarball_id()?;
+    if linux_source::unpack(&id)? {
         eprintln!("kernel: unpacked in {:.1?}", t.elapsed());
     }
     let mut id = id;
     if env::patched() {
-        id.push_str(&crate::fast::prepare_tree()?);
+        id.push_str(&crate::tree::prepare_tree()?);
     }
     let mut fragment = String::new();
     for p in fragment_paths() {

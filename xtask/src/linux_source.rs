@@ -8,11 +8,11 @@
 //! proves the series on two sublevels.
 
 use crate::apt::Apt;
-use crate::patches::input::Base;
-use crate::{env, kernel, run, Result};
+use crate::{env, run, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Instant;
 
 /// The Debian package that ships the tarball.
 pub const PACKAGE: &str = "linux-source-6.12";
@@ -31,6 +31,75 @@ impl Source {
     pub fn version(&self) -> Result<String> {
         makefile_version(&self.tree)
     }
+}
+
+/// The stamp beside the pristine tree: the tarball it was unpacked from.
+const UNPACK_STAMP: &str = ".kfast-unpacked";
+
+/// The installed tarball's identity (path, size, time): what the unpack
+/// stamp and the build's configuration stamp record.
+pub fn tarball_id() -> Result<String> {
+    let md = fs::metadata(env::KERNEL_SRC_TARBALL).map_err(|e| {
+        format!(
+            "{}: {e} (run `cargo xtask setup`, package linux-source-6.12)",
+            env::KERNEL_SRC_TARBALL
+        )
+    })?;
+    let mtime = md
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    Ok(format!(
+        "{} {} {mtime}\n",
+        env::KERNEL_SRC_TARBALL,
+        md.len()
+    ))
+}
+
+fn write(path: &Path, data: &str) -> Result<()> {
+    fs::write(path, data).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Unpacks the installed tarball into the pristine tree unless the stamp
+/// says it is already there; returns whether it unpacked.
+pub fn unpack(id: &str) -> Result<bool> {
+    let src = env::pristine_src();
+    let parent = src.parent().expect("kernel source has a parent");
+    let stamp = parent.join(UNPACK_STAMP);
+    if src.join("Makefile").exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(id) {
+        return Ok(false);
+    }
+    eprintln!(
+        "linux-source: unpacking {} into {}",
+        env::KERNEL_SRC_TARBALL,
+        parent.display()
+    );
+    if src.exists() {
+        fs::remove_dir_all(&src).map_err(|e| format!("cannot remove {}: {e}", src.display()))?;
+    }
+    fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let mut tar = Command::new("tar");
+    tar.arg("-xf")
+        .arg(env::KERNEL_SRC_TARBALL)
+        .arg("-C")
+        .arg(parent);
+    run::status(&mut tar)?;
+    if !src.join("Makefile").exists() {
+        return Err(format!("{} has no Makefile after unpacking", src.display()));
+    }
+    write(&stamp, id)?;
+    Ok(true)
+}
+
+/// The pristine kernel source, unpacked from the Debian tarball if missing
+/// or stale (the same step `run` starts with; no toolchain needed).
+pub fn ensure_source() -> Result<PathBuf> {
+    let t = Instant::now();
+    if unpack(&tarball_id()?)? {
+        eprintln!("linux-source: unpacked in {:.1?}", t.elapsed());
+    }
+    Ok(env::pristine_src())
 }
 
 /// `VERSION.PATCHLEVEL.SUBLEVEL` from a kernel tree's top-level Makefile.
@@ -74,7 +143,7 @@ fn package_label(package: &str, tree: &Path, deb_version: &str) -> Result<String
 
 /// The installed package's tree, unpacked into the cache if needed.
 pub fn installed() -> Result<Source> {
-    let tree = kernel::ensure_source()?;
+    let tree = ensure_source()?;
     let deb = run::stdout_opt(Command::new("dpkg-query").args(["-W", "-f=${Version}", PACKAGE]))
         .filter(|v| !v.trim().is_empty())
         .ok_or_else(|| format!("{PACKAGE} is not installed (run `cargo xtask setup`)"))?;
@@ -196,12 +265,13 @@ pub fn fetch_package(package: &str, version: &str, apt: Option<&Apt>) -> Result<
     })
 }
 
-/// The pristine tree of `base`: for the installed package as
-/// [`select`] finds it; for a suite's, the version `which` names (the
-/// suite's candidate when `None`), fetched through a private apt
-/// configuration of that suite.
-pub fn for_base(base: &Base, which: Option<&str>) -> Result<Source> {
-    let Some(suite) = &base.suite else {
+/// The pristine tree of a series base (`kernel/series/bases`: `package`
+/// from `suite`, `None` for the installed package): for the installed
+/// package as [`select`] finds it; for a suite's, the version `which`
+/// names (the suite's candidate when `None`), fetched through a private
+/// apt configuration of that suite.
+pub fn for_base(package: &str, suite: Option<&str>, which: Option<&str>) -> Result<Source> {
+    let Some(suite) = suite else {
         return select(which);
     };
     let apt = Apt::new(suite)?;
@@ -210,16 +280,16 @@ pub fn for_base(base: &Base, which: Option<&str>) -> Result<Source> {
             return Err(format!(
                 "--linux-source other picks another sublevel of the installed {PACKAGE} only; \
                  name a version of {} instead",
-                base.package
+                package
             ))
         }
         Some(v) => v.to_string(),
         None => {
             apt.update()?;
-            apt.candidate(&base.package)?
+            apt.candidate(package)?
         }
     };
-    fetch_package(&base.package, &version, Some(&apt))
+    fetch_package(package, &version, Some(&apt))
 }
 
 /// The source `--linux-source` names: `None` for the installed package,

@@ -56,6 +56,7 @@ mod kconfig;
 mod kernel;
 mod ktap;
 mod kunit_counts;
+mod layers;
 mod libclang;
 mod lint;
 mod linux_source;
@@ -64,6 +65,7 @@ mod nproc_bench;
 mod nproc_uml;
 mod patches;
 mod qemu;
+mod record;
 mod results;
 mod run;
 mod seed;
@@ -71,6 +73,7 @@ mod setup;
 mod shim_compare;
 mod shim_test;
 mod tcg_blocks;
+mod tree;
 mod uml;
 mod uml_test;
 mod wchan_check;
@@ -159,7 +162,7 @@ enum Cmd {
     Readme(results::ReadmeOptions),
     /// Write a bench/results/ file from the output an earlier run left
     /// (uml-native, qemu-tcg or nproc).
-    Record(results::RecordOptions),
+    Record(record::RecordOptions),
 }
 
 /// Result type used throughout the xtask: errors are human-readable strings.
@@ -197,7 +200,7 @@ fn main() -> ExitCode {
         Cmd::NprocBench(o) => nproc_bench::run(&o),
         Cmd::TcgBlocks(o) => tcg_blocks::run(&o),
         Cmd::Readme(o) => results::readme(&o),
-        Cmd::Record(o) => results::record(&o),
+        Cmd::Record(o) => record::record(&o),
     };
     match res {
         Ok(code) => ExitCode::from(code),

@@ -38,7 +38,7 @@
 //! to `bench/results/YYYY-MM-DD-nproc-uml.json` (results.rs).
 
 use crate::uml;
-use crate::{console, env, fast, fast_uml, initramfs, linux_source, results, Result};
+use crate::{console, env, fast_uml, initramfs, linux_source, results, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -119,7 +119,7 @@ pub fn run(o: &Options) -> Result<u8> {
     {
         Some(k) => (k, o.base.clone()),
         None => {
-            fast::prepare_tree()?;
+            crate::tree::prepare_tree()?;
             (fast_uml::kernel(), None)
         }
     };

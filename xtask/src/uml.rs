@@ -24,7 +24,7 @@
 //! - `TMPDIR=/dev/shm`: UML maps its physical memory from a file in TMPDIR,
 //!   which must be a tmpfs that allows exec mappings.
 
-use crate::{console, env, kconfig, kernel, run, seed, Result};
+use crate::{console, env, kconfig, kernel, linux_source, run, seed, Result};
 use std::fs;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -157,7 +157,7 @@ impl Uml {
     pub fn build(&self) -> Result<()> {
         kernel::check_tools()?;
         if self.tree == env::pristine_src() {
-            kernel::ensure_source()?;
+            linux_source::ensure_source()?;
         }
         if !self.tree.join("Makefile").exists() {
             return Err(format!("{} is not a kernel tree", self.tree.display()));

@@ -15,7 +15,7 @@
 //! minutes on a fresh 2-core machine, for no additional check.)
 
 use crate::uml::{self, Uml};
-use crate::{compare, console, env, fast, fast_uml, initramfs, modules, wchan_check, Result};
+use crate::{compare, console, env, fast_uml, initramfs, modules, wchan_check, Result};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -83,7 +83,7 @@ pub fn run(o: &Options) -> Result<u8> {
         // One build, two checks: the series with the option off still
         // builds, and behaves as stock (the mirror suite below is exact
         // against it, as against the pristine kernel).
-        fast::prepare_tree()?;
+        crate::tree::prepare_tree()?;
         build.tree = Some(env::patched_src());
         build
             .fragments

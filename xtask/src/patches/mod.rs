@@ -128,7 +128,9 @@ pub fn run(opts: &Options) -> Result<u8> {
         .map(|()| 0);
     }
     let src = match &base {
-        Some(b) => linux_source::for_base(b, opts.linux_source.as_deref())?,
+        Some(b) => {
+            linux_source::for_base(&b.package, b.suite.as_deref(), opts.linux_source.as_deref())?
+        }
         None => linux_source::select(opts.linux_source.as_deref())?,
     };
     eprintln!("patches: base {} at {}", src.label, src.tree.display());
