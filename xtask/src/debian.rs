@@ -803,7 +803,7 @@ pub fn run(opts: &Options) -> Result<u8> {
             ("lib/modules/preload".into(), preload),
             ("bin/kfast-guest".into(), agent),
         ],
-        initramfs: "debian-shim-initramfs.cpio",
+        initramfs: &kdir.join("guest/debian-shim-initramfs.cpio"),
         cmdline: &format!(
             "kfs.mirror=1 kfs.cycles={} kfs.scale={} kfs.every={}",
             opts.cycles, opts.scale, opts.every

@@ -1,7 +1,6 @@
 //! Paths and tool locations shared by all subcommands.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Debian package whose tarball provides the kernel source.
 pub const KERNEL_SRC_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
@@ -36,52 +35,66 @@ pub fn cargo() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("cargo"))
 }
 
-/// Which x86_64 kernel this process works on.
+/// Which x86_64 kernel a step works on: each has its own source tree,
+/// build directory, guest artefacts and run directory, so the stock
+/// suites (`guest-test`) run unchanged against the patched kernel and
+/// nothing of one kernel's is rebuilt or overwritten by another's. Every
+/// function that builds or boots an x86_64 kernel takes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
 pub enum Flavor {
     /// The stock test kernel (`build`, pristine tree).
-    Stock = 0,
+    Stock,
     /// The `CONFIG_KALLSYMS_FAST` series applied (`fast-build`), with the
     /// test kernel's lockdep.
-    Patched = 1,
+    Patched,
     /// The patched kernel built as a distribution kernel is, without lock
     /// debugging, with -O2 and per-CPU slabs (`bench-build`): what
     /// `nproc-bench` times (see `kernel/bench-kernel.config`).
-    Bench = 2,
+    Bench,
 }
 
-static FLAVOR: AtomicU8 = AtomicU8::new(Flavor::Stock as u8);
-
-/// Switch every path below to the patched kernel: its source tree, build
-/// directory, guest artefacts and run logs, so that the stock suites
-/// (`guest-test`) run unchanged against it, and nothing of the stock
-/// kernel's is rebuilt or overwritten.
-pub fn use_patched_kernel() {
-    FLAVOR.store(Flavor::Patched as u8, Ordering::Relaxed);
-}
-
-/// Switch every path below to the benchmark kernel: the patched tree,
-/// configured as a distribution kernel is built (no lock debugging, -O2,
-/// per-CPU slabs), with its own build directory, guest
-/// artefacts and run logs.
-pub fn use_bench_kernel() {
-    FLAVOR.store(Flavor::Bench as u8, Ordering::Relaxed);
-}
-
-/// The kernel this process works on.
-pub fn flavor() -> Flavor {
-    match FLAVOR.load(Ordering::Relaxed) {
-        1 => Flavor::Patched,
-        2 => Flavor::Bench,
-        _ => Flavor::Stock,
+impl Flavor {
+    /// Whether the kernel has the series applied.
+    pub fn patched(self) -> bool {
+        self != Flavor::Stock
     }
-}
 
-/// Whether the kernel has the series applied ([`use_patched_kernel`] or
-/// [`use_bench_kernel`] was called).
-pub fn patched() -> bool {
-    flavor() != Flavor::Stock
+    /// Directory the kernel source lives in.
+    pub fn kernel_src(self) -> PathBuf {
+        if self.patched() {
+            patched_src()
+        } else {
+            pristine_src()
+        }
+    }
+
+    /// The kernel's `O=` build directory.
+    pub fn kernel_build(self) -> PathBuf {
+        cache_dir().join(match self {
+            Flavor::Stock => "build",
+            Flavor::Patched => "fast-build",
+            Flavor::Bench => "bench-build",
+        })
+    }
+
+    /// Working area for guest artefacts (modules, initramfs, agent).
+    pub fn guest_dir(self) -> PathBuf {
+        work_dir().join(match self {
+            Flavor::Stock => "guest",
+            Flavor::Patched => "fast-guest",
+            Flavor::Bench => "bench-guest",
+        })
+    }
+
+    /// Directory for the last guest run (console log, result channel,
+    /// capture).
+    pub fn run_dir(self) -> PathBuf {
+        work_dir().join("runs").join(match self {
+            Flavor::Stock => "latest",
+            Flavor::Patched => "fast-latest",
+            Flavor::Bench => "bench-latest",
+        })
+    }
 }
 
 /// The pristine source unpacked from Debian's tarball.
@@ -92,24 +105,6 @@ pub fn pristine_src() -> PathBuf {
 /// The pristine source with the series applied (`fast.rs` makes it).
 pub fn patched_src() -> PathBuf {
     cache_dir().join("fast-src").join(KERNEL_SRC_DIRNAME)
-}
-
-/// Directory the kernel source lives in.
-pub fn kernel_src() -> PathBuf {
-    if patched() {
-        patched_src()
-    } else {
-        pristine_src()
-    }
-}
-
-/// The kernel's `O=` build directory.
-pub fn kernel_build() -> PathBuf {
-    cache_dir().join(match flavor() {
-        Flavor::Stock => "build",
-        Flavor::Patched => "fast-build",
-        Flavor::Bench => "bench-build",
-    })
 }
 
 /// Cargo install root for bindgen-cli.
@@ -131,24 +126,6 @@ pub fn work_dir() -> PathBuf {
     std::env::var_os("KFAST_WORK")
         .map(PathBuf::from)
         .unwrap_or_else(cache_dir)
-}
-
-/// Working area for guest artefacts (modules, initramfs, agent).
-pub fn guest_dir() -> PathBuf {
-    work_dir().join(match flavor() {
-        Flavor::Stock => "guest",
-        Flavor::Patched => "fast-guest",
-        Flavor::Bench => "bench-guest",
-    })
-}
-
-/// Directory for the last guest run (console log, result channel, capture).
-pub fn run_dir() -> PathBuf {
-    work_dir().join("runs").join(match flavor() {
-        Flavor::Stock => "latest",
-        Flavor::Patched => "fast-latest",
-        Flavor::Bench => "bench-latest",
-    })
 }
 
 /// `PATH` with `/usr/bin` first, as the kernel's Rust build needs.

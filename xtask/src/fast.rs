@@ -15,11 +15,12 @@
 //! 3. The mirror-vs-kernel guest suite (`guest-test`) runs unchanged
 //!    against the patched kernel: 0 mismatches, as on the stock kernel.
 //!
-//! Every path switches to the patched kernel's own (`env::use_patched_kernel`),
+//! Every step works on the patched kernel's own paths (`Flavor::Patched`),
 //! so nothing of the stock kernel's is rebuilt or overwritten.
 
+use crate::env::Flavor;
 use crate::{
-    console, env, guest_test, initramfs, kernel, ktap, kunit_counts, modules, qemu, results, Result,
+    console, guest_test, initramfs, kernel, ktap, kunit_counts, modules, qemu, results, Result,
 };
 use std::fs;
 use std::time::{Duration, Instant};
@@ -68,9 +69,12 @@ impl Default for Options {
 /// The command, as its results files name it.
 pub const COMMAND: &str = "cargo xtask fast-test";
 
+/// The kernel every step here builds and boots.
+const FLAVOR: Flavor = Flavor::Patched;
+
 /// The patched kernel's own guest run: KUnit, bench, module cycles.
 fn guest_run(timeout: Duration) -> Result<u8> {
-    let kos = modules::build_these(&["ksym_many"])?;
+    let kos = modules::build_these(FLAVOR, &["ksym_many"])?;
     let agent = initramfs::build_agent()?;
     let helper = initramfs::build_static("xtask", "kfast-shim-guest")?;
     let nproc = initramfs::build_static("nproc-guest", "nproc-guest")?;
@@ -83,14 +87,14 @@ fn guest_run(timeout: Duration) -> Result<u8> {
             ("nproc-guest", &nproc),
         ],
         modules: &kos,
-        out: "fast-initramfs.cpio",
+        out: &FLAVOR.guest_dir().join("fast-initramfs.cpio"),
     })?;
-    let dir = env::run_dir().with_file_name("fast-guest");
+    let dir = FLAVOR.run_dir().with_file_name("fast-guest");
     if dir.exists() {
         fs::remove_dir_all(&dir).map_err(|e| format!("cannot clean {}: {e}", dir.display()))?;
     }
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let boot = qemu::boot(&kernel::bzimage(), &initrd, &dir, timeout, "")?;
+    let boot = qemu::boot(&kernel::bzimage(FLAVOR), &initrd, &dir, timeout, "")?;
     let console = fs::read_to_string(&boot.console).unwrap_or_default();
     let result = fs::read_to_string(&boot.result).unwrap_or_default();
     let mut failures = Vec::new();
@@ -201,8 +205,7 @@ fn check_result(result: &str) -> Vec<String> {
 /// `cargo xtask fast-test`.
 pub fn run(opts: &Options) -> Result<u8> {
     let t = Instant::now();
-    env::use_patched_kernel();
-    kernel::run()?;
+    kernel::run(FLAVOR)?;
     eprintln!("fast-test: patched kernel built in {:.1?}", t.elapsed());
     let own = guest_run(opts.timeout)?;
     if own != 0 {
@@ -211,10 +214,13 @@ pub fn run(opts: &Options) -> Result<u8> {
     if opts.no_mirror {
         return Ok(0);
     }
-    let code = guest_test::run(&guest_test::Options {
-        timeout: Duration::from_secs(1500),
-        extra_cmdline: String::new(),
-    })?;
+    let code = guest_test::run(
+        FLAVOR,
+        &guest_test::Options {
+            timeout: Duration::from_secs(1500),
+            extra_cmdline: String::new(),
+        },
+    )?;
     eprintln!(
         "fast-test: mirror vs patched kernel exit {code}; total {:.1?}",
         t.elapsed()

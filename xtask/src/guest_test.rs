@@ -10,7 +10,8 @@
 //! `/proc/modules` and sysfs as on any machine, and a module mismatch fails
 //! the run like a vmlinux one.
 
-use crate::{channel, compare, env, initramfs, kernel, modules, qemu, run, wchan_check, Result};
+use crate::env::Flavor;
+use crate::{channel, compare, initramfs, kernel, modules, qemu, run, wchan_check, Result};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -42,25 +43,26 @@ fn guest_failure(msg: &str, boot: &qemu::Boot) -> Result<u8> {
     Ok(1)
 }
 
-/// Run the guest test; returns the process exit code.
-pub fn run(opts: &Options) -> Result<u8> {
+/// Run the guest test on `flavor`'s kernel (the stock one, or the
+/// patched one from `fast-test`); returns the process exit code.
+pub fn run(flavor: Flavor, opts: &Options) -> Result<u8> {
     let t = Instant::now();
-    if !kernel::bzimage().exists() {
+    if !kernel::bzimage(flavor).exists() {
         return Err(format!(
             "{} missing: run `cargo xtask kernel` first",
-            kernel::bzimage().display()
+            kernel::bzimage(flavor).display()
         ));
     }
     kernel::check_tools()?;
-    let mut kos = modules::build()?;
-    kos.extend(modules::in_tree()?);
+    let mut kos = modules::build(flavor)?;
+    kos.extend(modules::in_tree(flavor)?);
     let agent = initramfs::build_agent()?;
-    let initrd = initramfs::build(&agent, &kos)?;
+    let initrd = initramfs::build(flavor, &agent, &kos)?;
     eprintln!("guest-test: artefacts ready in {:.1?}", t.elapsed());
 
-    let dir = env::run_dir();
+    let dir = flavor.run_dir();
     let boot = qemu::boot(
-        &kernel::bzimage(),
+        &kernel::bzimage(flavor),
         &initrd,
         &dir,
         opts.timeout,
@@ -114,9 +116,13 @@ pub fn run(opts: &Options) -> Result<u8> {
     Ok(compare::judge("guest-test", outcome, &capture))
 }
 
-/// `cargo xtask compare [DIR]`: rerun the comparison on an existing capture.
+/// `cargo xtask compare [DIR]`: rerun the comparison on an existing capture
+/// (by default the stock kernel's last `guest-test`).
 pub fn compare_only(dir: Option<&Path>) -> Result<u8> {
-    let capture = dir.map_or_else(|| env::run_dir().join("capture"), Path::to_path_buf);
+    let capture = dir.map_or_else(
+        || Flavor::Stock.run_dir().join("capture"),
+        Path::to_path_buf,
+    );
     let report = capture.with_file_name("report.txt");
     // A module sleeper is required when the guest had ksym_many loaded
     // (guest-test's captures); the Debian suite's mirror capture is made

@@ -1,6 +1,7 @@
 //! Build static guest binaries and busybox initramfs images (newc cpio,
 //! uncompressed), for the mirror suite and the shim suite alike.
 
+use crate::env::Flavor;
 use crate::{env, run, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -110,18 +111,20 @@ pub struct Spec<'a> {
     pub bins: &'a [(&'a str, &'a Path)],
     /// Kernel modules for `/lib/modules`.
     pub modules: &'a [PathBuf],
-    /// File name of the image in the guest directory.
-    pub out: &'a str,
+    /// Where the image is written (a flavour's guest directory, or the
+    /// Debian kernel's).
+    pub out: &'a Path,
 }
 
-/// Build the mirror suite's initramfs: `/init`, the agent and the modules.
-pub fn build(agent: &Path, modules: &[PathBuf]) -> Result<PathBuf> {
+/// Build the mirror suite's initramfs for `flavor`'s kernel: `/init`, the
+/// agent and the modules.
+pub fn build(flavor: Flavor, agent: &Path, modules: &[PathBuf]) -> Result<PathBuf> {
     pack(&Spec {
         init: INIT_SCRIPT,
         applets: APPLETS,
         bins: &[("kfast-guest", agent)],
         modules,
-        out: "initramfs.cpio",
+        out: &flavor.guest_dir().join("initramfs.cpio"),
     })
 }
 
@@ -183,8 +186,11 @@ pub fn pack_with(spec: &Spec<'_>, extra: &[(String, PathBuf)]) -> Result<PathBuf
     let init = read(&env::repo_root().join(spec.init))?;
     c.entry("init", 0o100755, (0, 0), &init);
     c.entry("TRAILER!!!", 0, (0, 0), &[]);
-    let out = env::guest_dir().join(spec.out);
-    fs::write(&out, &c.buf).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    let out = spec.out;
+    if let Some(d) = out.parent() {
+        fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    fs::write(out, &c.buf).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     eprintln!("initramfs: {} ({} KiB)", out.display(), c.buf.len() / 1024);
-    Ok(out)
+    Ok(out.to_path_buf())
 }

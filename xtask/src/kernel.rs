@@ -4,6 +4,7 @@
 //! configuration reruns only when the fragment or tarball changes (stamp in the
 //! build directory), and `make` itself handles the rest.
 
+use crate::env::Flavor;
 use crate::{env, kconfig, linux_source, run, seed, setup, Result};
 use std::fs;
 use std::path::PathBuf;
@@ -30,34 +31,34 @@ pub fn bench_fragment_path() -> PathBuf {
 /// The fragments this kernel is configured from, in merge order (a later
 /// fragment's line for an option overrides an earlier one's, as
 /// `merge_config.sh` merges them).
-fn fragment_paths() -> Vec<PathBuf> {
+fn fragment_paths(flavor: Flavor) -> Vec<PathBuf> {
     let mut v = vec![fragment_path()];
-    if env::patched() {
+    if flavor.patched() {
         v.push(fast_fragment_path());
     }
-    if env::flavor() == env::Flavor::Bench {
+    if flavor == Flavor::Bench {
         v.push(bench_fragment_path());
     }
     v
 }
 
 /// The built kernel image.
-pub fn bzimage() -> PathBuf {
-    env::kernel_build().join("arch/x86/boot/bzImage")
+pub fn bzimage(flavor: Flavor) -> PathBuf {
+    flavor.kernel_build().join("arch/x86/boot/bzImage")
 }
 
-fn make(args: &[&str]) -> Command {
+fn make(flavor: Flavor, args: &[&str]) -> Command {
     let mut cmd = env::kernel_make();
     cmd.arg("-C")
-        .arg(env::kernel_src())
-        .arg(format!("O={}", env::kernel_build().display()))
+        .arg(flavor.kernel_src())
+        .arg(format!("O={}", flavor.kernel_build().display()))
         .args(env::kernel_make_vars())
         .args(args);
     cmd
 }
 
-fn configure(stamp_val: &str, fragment: &str) -> Result<()> {
-    let build = env::kernel_build();
+fn configure(flavor: Flavor, stamp_val: &str, fragment: &str) -> Result<()> {
+    let build = flavor.kernel_build();
     let stamp = build.join(CONFIG_STAMP);
     let dot_config = build.join(".config");
     if dot_config.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(stamp_val) {
@@ -66,18 +67,18 @@ fn configure(stamp_val: &str, fragment: &str) -> Result<()> {
     }
     fs::create_dir_all(&build).map_err(|e| format!("cannot create {}: {e}", build.display()))?;
     let _ = fs::remove_file(&stamp);
-    run::status(&mut make(&["-s", "tinyconfig"]))?;
-    let mut merge = Command::new(env::kernel_src().join("scripts/kconfig/merge_config.sh"));
+    run::status(&mut make(flavor, &["-s", "tinyconfig"]))?;
+    let mut merge = Command::new(flavor.kernel_src().join("scripts/kconfig/merge_config.sh"));
     merge
-        .current_dir(env::kernel_src())
+        .current_dir(flavor.kernel_src())
         .env("PATH", env::kernel_path_var())
         .arg("-m")
         .arg("-O")
         .arg(&build)
         .arg(&dot_config)
-        .args(fragment_paths());
+        .args(fragment_paths(flavor));
     run::output(&mut merge)?;
-    run::status(&mut make(&["-s", "olddefconfig"]))?;
+    run::status(&mut make(flavor, &["-s", "olddefconfig"]))?;
     let cfg = fs::read_to_string(&dot_config)
         .map_err(|e| format!("cannot read {}: {e}", dot_config.display()))?;
     let bad = kconfig::verify(&kconfig::last_wins(kconfig::parse_fragment(fragment)), &cfg);
@@ -89,7 +90,7 @@ fn configure(stamp_val: &str, fragment: &str) -> Result<()> {
         };
         return Err(format!(
             "options from {} did not stick after merging:\n  {}{hint}",
-            fragment_paths()
+            fragment_paths(flavor)
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
@@ -124,8 +125,8 @@ pub fn check_tools() -> Result<()> {
     Ok(())
 }
 
-/// Unpack, configure and build bzImage + modules.
-pub fn run() -> Result<()> {
+/// Unpack, configure and build bzImage + modules of `flavor`'s kernel.
+pub fn run(flavor: Flavor) -> Result<()> {
     check_tools()?;
     let t = Instant::now();
     let id = linux_source::tarball_id()?;
@@ -133,11 +134,11 @@ pub fn run() -> Result<()> {
         eprintln!("kernel: unpacked in {:.1?}", t.elapsed());
     }
     let mut id = id;
-    if env::patched() {
+    if flavor.patched() {
         id.push_str(&crate::tree::prepare_tree()?);
     }
     let mut fragment = String::new();
-    for p in fragment_paths() {
+    for p in fragment_paths(flavor) {
         fragment.push_str(
             &fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
         );
@@ -147,21 +148,21 @@ pub fn run() -> Result<()> {
     // The stock and the patched x86_64 builds seed each other's first
     // build. Not the benchmark kernel's: lock debugging changes spinlock.h
     // and so nearly every object, and a copy would only add its own time.
-    if env::flavor() != env::Flavor::Bench {
+    if flavor != Flavor::Bench {
         let siblings = ["build", "fast-build"].map(|d| env::cache_dir().join(d));
-        seed::build_dir(&env::kernel_build(), &env::kernel_src(), &siblings)?;
+        seed::build_dir(&flavor.kernel_build(), &flavor.kernel_src(), &siblings)?;
     }
-    configure(&stamp, &fragment)?;
+    configure(flavor, &stamp, &fragment)?;
     let tb = Instant::now();
-    run::status(&mut make(&[env::MAKE_JOBS, "bzImage", "modules"]))?;
-    if !bzimage().exists() {
-        return Err(format!("{} missing after build", bzimage().display()));
+    run::status(&mut make(flavor, &[env::MAKE_JOBS, "bzImage", "modules"]))?;
+    if !bzimage(flavor).exists() {
+        return Err(format!("{} missing after build", bzimage(flavor).display()));
     }
     eprintln!(
         "kernel: build step {:.1?}, total {:.1?}; image {}",
         tb.elapsed(),
         t.elapsed(),
-        bzimage().display()
+        bzimage(flavor).display()
     );
     Ok(())
 }

@@ -10,6 +10,7 @@
 //!
 //! Needs the test kernel (`cargo xtask kernel`) for the first two.
 
+use crate::env::Flavor;
 use crate::{env, kernel, run, Result};
 use std::path::Path;
 use std::process::Command;
@@ -26,7 +27,7 @@ const CLIPPY_DRIVER: &str = "/usr/bin/clippy-driver";
 
 /// Run every lint; the first failure stops the run.
 pub fn run() -> Result<u8> {
-    if !kernel::bzimage().exists() {
+    if !kernel::bzimage(Flavor::Stock).exists() {
         return Err("test kernel missing: run `cargo xtask kernel` first".into());
     }
     if !Path::new(CLIPPY_DRIVER).exists() {
@@ -40,7 +41,7 @@ pub fn run() -> Result<u8> {
     let mut make = env::kernel_make();
     make.arg("-C")
         .arg(root.join("kmod-shim"))
-        .arg(format!("KDIR={}", env::kernel_build().display()))
+        .arg(format!("KDIR={}", Flavor::Stock.kernel_build().display()))
         // Its own output directory: a clippy build's objects are not the
         // shim-test's, and a fresh one lints every file.
         .arg(format!(
@@ -54,7 +55,7 @@ pub fn run() -> Result<u8> {
     run::status(&mut make)?;
 
     eprintln!("lint: checkpatch.pl --strict");
-    let mut checkpatch = Command::new(env::kernel_src().join("scripts/checkpatch.pl"));
+    let mut checkpatch = Command::new(env::pristine_src().join("scripts/checkpatch.pl"));
     checkpatch
         .current_dir(&root)
         .args(["--no-tree", "--strict", "--quiet", "-f"])

@@ -78,6 +78,7 @@ mod uml;
 mod uml_test;
 mod wchan_check;
 
+use env::Flavor;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -179,12 +180,14 @@ fn main() -> ExitCode {
     let res = match Cli::parse().cmd {
         Cmd::Setup => setup::run().map(|()| 0),
         Cmd::Kernel { patched } => {
-            if patched {
-                env::use_patched_kernel();
-            }
-            kernel::run().map(|()| 0)
+            let flavor = if patched {
+                Flavor::Patched
+            } else {
+                Flavor::Stock
+            };
+            kernel::run(flavor).map(|()| 0)
         }
-        Cmd::GuestTest(o) => guest_test::run(&o),
+        Cmd::GuestTest(o) => guest_test::run(Flavor::Stock, &o),
         Cmd::Compare { dir } => guest_test::compare_only(dir.as_deref()),
         Cmd::ShimTest(o) => shim_test::run(&o),
         Cmd::DebianShimTest(o) => debian::run(&o),
@@ -222,7 +225,7 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     };
     steps.run("cargo test --workspace", || cargo(&["test", "--workspace"]))?;
     steps.run("setup", || setup::run().map(|()| 0))?;
-    steps.run("kernel", || kernel::run().map(|()| 0))?;
+    steps.run("kernel", || kernel::run(Flavor::Stock).map(|()| 0))?;
     // The mirror suite boots the stock test kernel, which brings up one
     // CPU (see the shim suite below): the host tests that needed the
     // kernel step run beside it, on the other core. They read the
@@ -297,7 +300,13 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     ];
     // The suites run even when an earlier one failed, so one run reports
     // them all; the worst exit code wins.
-    steps.run_beside(("guest-test", Box::new(|| guest_test::run(opts))), host)?;
+    steps.run_beside(
+        (
+            "guest-test",
+            Box::new(|| guest_test::run(Flavor::Stock, opts)),
+        ),
+        host,
+    )?;
     // The shim suite boots the stock test kernel, which brings up one CPU:
     // its QEMU (TCG) keeps one host core busy for 10-20 minutes. The UML
     // steps run natively on one core (and build with -j2 only on a fresh
@@ -331,10 +340,9 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
         ),
         uml,
     )?;
-    // Last, the patched kernel's steps (fast-test switches this process to
-    // the patched kernel's paths; the nproc benchmark then builds and
-    // boots it without lock debugging, and is skipped when fast-test
-    // failed), beside kmod-shim in Debian's own Rust-enabled kernel: its
+    // Last, the patched kernel's steps (fast-test works on the patched
+    // kernel's paths; the nproc benchmark then builds and boots it without
+    // lock debugging, and is skipped when fast-test failed), beside kmod-shim in Debian's own Rust-enabled kernel: its
     // packages, a trixie chroot with its rustc, a boot of its vmlinuz
     // whose QEMU runs in one host thread. It needs nothing the steps
     // above built and no flavour's paths (its kernel, modules and run

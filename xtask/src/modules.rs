@@ -4,6 +4,7 @@
 //! `$KFAST_CACHE/guest/modules/<name>/` (only when changed, so make stays
 //! incremental); `ksym_many` additionally gets its generated parts there.
 
+use crate::env::Flavor;
 use crate::{env, gen_many, run, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -28,11 +29,11 @@ pub const IN_TREE: &[&str] = &[
 ];
 
 /// The in-tree modules of [`IN_TREE`], as built by `cargo xtask kernel`.
-pub fn in_tree() -> Result<Vec<PathBuf>> {
+pub fn in_tree(flavor: Flavor) -> Result<Vec<PathBuf>> {
     IN_TREE
         .iter()
         .map(|rel| {
-            let ko = env::kernel_build().join(rel);
+            let ko = flavor.kernel_build().join(rel);
             if ko.exists() {
                 Ok(ko)
             } else {
@@ -59,19 +60,21 @@ fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Build all test modules; returns the `.ko` paths in load order.
-pub fn build() -> Result<Vec<PathBuf>> {
-    build_these(MODULES)
+/// Build all test modules against `flavor`'s kernel; returns the `.ko`
+/// paths in load order.
+pub fn build(flavor: Flavor) -> Result<Vec<PathBuf>> {
+    build_these(flavor, MODULES)
 }
 
-/// Build the named modules of `kernel/test-modules/`; returns the `.ko`
-/// paths in the order given.
-pub fn build_these(names: &[&str]) -> Result<Vec<PathBuf>> {
+/// Build the named modules of `kernel/test-modules/` against `flavor`'s
+/// kernel, in its guest directory; returns the `.ko` paths in the order
+/// given.
+pub fn build_these(flavor: Flavor, names: &[&str]) -> Result<Vec<PathBuf>> {
     build_for(
         names,
-        &env::kernel_build(),
+        &flavor.kernel_build(),
         &env::kernel_make_vars(),
-        &env::guest_dir().join("modules"),
+        &flavor.guest_dir().join("modules"),
     )
 }
 

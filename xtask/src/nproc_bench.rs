@@ -60,6 +60,7 @@
 //! seven (the timeout grows with N). The full count is `--dumps
 //! 100`.
 
+use crate::env::Flavor;
 use crate::{console, env, guest_clock, initramfs, kernel, modules, qemu, results, run, Result};
 use serde_json::{json, Value};
 use std::fs;
@@ -511,7 +512,7 @@ fn boot_on(
         ),
     };
     let boot = qemu::boot_with(
-        &kernel::bzimage(),
+        &kernel::bzimage(FLAVOR),
         initrd,
         &dir,
         timeout,
@@ -614,14 +615,17 @@ pub fn record_output(host: &std::path::Path, icount: &std::path::Path) -> Result
     )
 }
 
+/// The kernel this benchmark builds and boots: the patched one, built as
+/// a distribution kernel is.
+const FLAVOR: Flavor = Flavor::Bench;
+
 /// `cargo xtask nproc-bench`.
 pub fn run(opts: &Options) -> Result<u8> {
     let t = Instant::now();
-    env::use_bench_kernel();
     // The patched tree's prepare and the bench kernel's build: no-ops when
     // current.
-    kernel::run()?;
-    let kos = modules::build_these(&["ksym_many"])?;
+    kernel::run(FLAVOR)?;
+    let kos = modules::build_these(FLAVOR, &["ksym_many"])?;
     let agent = initramfs::build_agent()?;
     let helper = initramfs::build_static("xtask", "kfast-nproc-guest")?;
     let nps = initramfs::build_static("nps", "nps")?;
@@ -640,7 +644,7 @@ pub fn run(opts: &Options) -> Result<u8> {
                 ("nps-parity.sh", &parity),
             ],
             modules: &kos,
-            out: "nproc-bench-initramfs.cpio",
+            out: &FLAVOR.guest_dir().join("nproc-bench-initramfs.cpio"),
         },
         &procps_files()?,
     )?;

@@ -13,7 +13,7 @@
 
 use crate::console;
 use crate::initramfs::read;
-use crate::shim_test::{build_initramfs, build_module};
+use crate::shim_test::{build_initramfs, build_module, FLAVOR};
 use crate::{channel, env, kernel, modules, qemu, run, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -45,11 +45,11 @@ fn build_old(old: &Path) -> Result<PathBuf> {
     let mut make = env::kernel_make();
     make.arg("-C")
         .arg(old.join("kmod-shim"))
-        .arg(format!("KDIR={}", env::kernel_build().display()))
+        .arg(format!("KDIR={}", FLAVOR.kernel_build().display()))
         .arg(format!("OUT={}", out.display()))
         .arg(format!("BINDGEN={}", env::bindgen().display()));
     run::status(&mut make)?;
-    let guest = env::guest_dir();
+    let guest = FLAVOR.guest_dir();
     fs::create_dir_all(&guest).map_err(|e| format!("{}: {e}", guest.display()))?;
     let ko = guest.join("kallsyms_fast_shim_old.ko");
     fs::copy(out.join("kallsyms_fast_shim.ko"), &ko)
@@ -59,17 +59,22 @@ fn build_old(old: &Path) -> Result<PathBuf> {
 
 /// Build both shims, boot once, print the numbers; returns the exit code.
 pub fn run(opts: &Options) -> Result<u8> {
-    if !kernel::bzimage().exists() {
+    if !kernel::bzimage(FLAVOR).exists() {
         return Err("test kernel missing: run `cargo xtask kernel` first".into());
     }
     let old = build_old(&opts.old)?;
     let new = build_module()?;
     let mut kos = vec![old, new];
-    kos.extend(modules::build_these(&["ksym_many"])?);
-    let initrd = build_initramfs(INIT_SCRIPT, &kos, &[], "shim-compare-initramfs.cpio")?;
+    kos.extend(modules::build_these(FLAVOR, &["ksym_many"])?);
+    let initrd = build_initramfs(
+        INIT_SCRIPT,
+        &kos,
+        &[],
+        &FLAVOR.guest_dir().join("shim-compare-initramfs.cpio"),
+    )?;
     let dir = env::work_dir().join("runs").join("shim-compare-latest");
     let boot = qemu::boot(
-        &kernel::bzimage(),
+        &kernel::bzimage(FLAVOR),
         &initrd,
         &dir,
         opts.timeout,

@@ -9,6 +9,7 @@
 //! cache layout; the initramfs is its own (different `/init`, the shim and
 //! a static `kallsyms-bench`).
 
+use crate::env::Flavor;
 use crate::initramfs::{self, read};
 use crate::{channel, compare, console, env, kernel, modules, qemu, run, wchan_check, Result};
 use std::collections::BTreeMap;
@@ -50,13 +51,17 @@ impl Default for Options {
     }
 }
 
+/// The kernel the shim suite (and `shim-compare`) builds against and
+/// boots: the stock test kernel, which the shim patches at run time.
+pub(crate) const FLAVOR: Flavor = Flavor::Stock;
+
 /// `make -C kmod-shim`; returns the `.ko`.
 pub(crate) fn build_module() -> Result<PathBuf> {
     let out = env::work_dir().join("shim-build");
     let mut make = env::kernel_make();
     make.arg("-C")
         .arg(env::repo_root().join("kmod-shim"))
-        .arg(format!("KDIR={}", env::kernel_build().display()))
+        .arg(format!("KDIR={}", FLAVOR.kernel_build().display()))
         .arg(format!("OUT={}", out.display()))
         .arg(format!("BINDGEN={}", env::bindgen().display()));
     run::status(&mut make)?;
@@ -74,7 +79,7 @@ pub(crate) fn build_initramfs(
     init: &str,
     modules: &[PathBuf],
     extra: &[(String, PathBuf)],
-    out: &str,
+    out: &Path,
 ) -> Result<PathBuf> {
     let loader = initramfs::build_static("userspace-bench", "kallsyms-bench")?;
     let helpers = initramfs::build_static("xtask", "kfast-shim-guest")?;
@@ -270,20 +275,20 @@ fn report_scale(dir: &Path, scale: u32) -> Vec<String> {
 
 /// Run the suite; returns the exit code.
 pub fn run(opts: &Options) -> Result<u8> {
-    if !kernel::bzimage().exists() {
+    if !kernel::bzimage(FLAVOR).exists() {
         return Err("test kernel missing: run `cargo xtask kernel` first".into());
     }
     let ko = build_module()?;
-    let mut test_kos = modules::build()?;
-    test_kos.extend(modules::build_these(&["ksym_ctx"])?);
+    let mut test_kos = modules::build(FLAVOR)?;
+    test_kos.extend(modules::build_these(FLAVOR, &["ksym_ctx"])?);
     let mut kos = vec![ko];
     kos.extend(test_kos);
     run_suite(&Suite {
         label: "shim-test",
-        kernel: &kernel::bzimage(),
+        kernel: &kernel::bzimage(FLAVOR),
         modules: &kos,
         extra_files: &[],
-        initramfs: "shim-initramfs.cpio",
+        initramfs: &FLAVOR.guest_dir().join("shim-initramfs.cpio"),
         cmdline: &format!("kfs.cycles={} kfs.scale={}", opts.cycles, opts.scale),
         qemu_args: &[],
         dir: &env::work_dir().join("runs").join("shim-latest"),
@@ -304,8 +309,8 @@ pub(crate) struct Suite<'a> {
     pub modules: &'a [PathBuf],
     /// More files for the initramfs: (path in it, file).
     pub extra_files: &'a [(String, PathBuf)],
-    /// The initramfs's file name in the guest directory.
-    pub initramfs: &'a str,
+    /// Where the suite's initramfs is written.
+    pub initramfs: &'a Path,
     /// `kfs.*` parameters on the kernel command line.
     pub cmdline: &'a str,
     /// More QEMU arguments.

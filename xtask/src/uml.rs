@@ -68,7 +68,7 @@ impl Uml {
     /// The kernel the options name (defaults filled in).
     pub fn from_options(o: &BuildOptions) -> Self {
         Uml {
-            tree: o.tree.clone().unwrap_or_else(env::kernel_src),
+            tree: o.tree.clone().unwrap_or_else(env::pristine_src),
             build: o
                 .build
                 .clone()

@@ -14,6 +14,7 @@
 //! option-off build would cost a second UML build from scratch, 8-15
 //! minutes on a fresh 2-core machine, for no additional check.)
 
+use crate::env::Flavor;
 use crate::uml::{self, Uml};
 use crate::{compare, console, env, fast_uml, initramfs, modules, wchan_check, Result};
 use std::path::PathBuf;
@@ -104,7 +105,9 @@ pub fn run(o: &Options) -> Result<u8> {
         modules::MODULES,
         &k.build,
         &k.make_vars(),
-        &env::guest_dir().join(format!("uml-modules{suffix}")),
+        &Flavor::Stock
+            .guest_dir()
+            .join(format!("uml-modules{suffix}")),
     )?;
     for rel in in_tree {
         let ko = k.build.join(rel);
