@@ -22,7 +22,7 @@
 //! 5. Debian's own vmlinuz booted in QEMU TCG (`-cpu max`) with Debian's
 //!    modules (btrfs, xfs, mac80211, nf_tables, kvm and what they depend
 //!    on, decompressed on the host) loaded first, then the shim suite's own
-//!    `/init` (`kmod-shim/guest/init.sh`), shortened: fewer load/unload
+//!    `/init` (`guest/shim-init.sh`), shortened: fewer load/unload
 //!    cycles and scale threads, `check`/`truth` on every 16th address
 //!    (the UML and 6.12 QEMU suites cover the same code at length).
 //!    Before the shim loads, the guest makes the mirror's capture

@@ -6,7 +6,7 @@
 //!    it, and built for x86_64 with the test kernel's fragment plus
 //!    `kernel/fast-kernel.config` into `$KFAST_CACHE/fast-build`.
 //! 2. The patched kernel boots in QEMU (2 CPUs, lockdep) with
-//!    `kernel/guest/fast-init.sh`: the KUnit suite runs at boot and again
+//!    `guest/fast-init.sh`: the KUnit suite runs at boot and again
 //!    after modules are loaded (every core and module symbol, fast against
 //!    stock), the in-kernel benchmark runs (TCG numbers, labelled so), and
 //!    20 load/unload cycles of a 60,000-symbol module run under wchan and
@@ -25,13 +25,13 @@ use crate::{
 use std::fs;
 use std::time::{Duration, Instant};
 
-/// busybox applets `kernel/guest/fast-init.sh` uses.
+/// busybox applets `guest/fast-init.sh` uses.
 const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "stty", "dmesg", "sed", "grep",
     "kill", "sync", "seq", "true", "mkdir",
 ];
 
-/// The nproc suites the guest runs (kernel/guest/fast-init.sh): each
+/// The nproc suites the guest runs (guest/fast-init.sh): each
 /// must print its PASS line.
 const NPROC_SUITES: &[&str] = &[
     "parity-uid1000-hidepid0",
@@ -79,7 +79,7 @@ fn guest_run(timeout: Duration) -> Result<u8> {
     let helper = initramfs::build_static("xtask", "kfast-shim-guest")?;
     let nproc = initramfs::build_static("nproc-guest", "nproc-guest")?;
     let initrd = initramfs::pack(&initramfs::Spec {
-        init: "kernel/guest/fast-init.sh",
+        init: "guest/fast-init.sh",
         applets: APPLETS,
         bins: &[
             ("kfast-guest", &agent),
@@ -150,7 +150,7 @@ fn print_report(result: &str) {
 fn check_result(result: &str) -> Vec<String> {
     let mut bad = Vec::new();
     let has = |s: &str| result.lines().any(|l| l.contains(s));
-    // nproc's access suites (kernel/guest/fast-init.sh, step 5).
+    // nproc's access suites (guest/fast-init.sh, step 5).
     for suite in NPROC_SUITES {
         if !result
             .lines()

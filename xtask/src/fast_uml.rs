@@ -5,7 +5,7 @@
 //! (`$KFAST_CACHE/fast-src`, the committed series applied) is built for
 //! `ARCH=um` with `kernel/uml.config` + `kernel/fast-kernel.config` into
 //! `$KFAST_CACHE/fast-uml-build`, and booted once with
-//! `kernel/guest/fast-uml-job.sh`:
+//! `guest/fast-uml-job.sh`:
 //!
 //! 1. the KUnit suite (fast == stock for every core symbol) at boot, again
 //!    with the 60,800-function `ksym_many` loaded (module symbols), and
@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The guest's job script.
-const JOB: &str = "kernel/guest/fast-uml-job.sh";
+const JOB: &str = "guest/fast-uml-job.sh";
 
 /// Command-line options of `fast-uml-test`.
 #[derive(clap::Args, Debug)]

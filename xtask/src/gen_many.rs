@@ -11,7 +11,7 @@ use crate::Result;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Number of generated C files (must match `kernel/test-modules/ksym_many/Kbuild`).
+/// Number of generated C files (must match `guest/modules/ksym_many/Kbuild`).
 pub const PARTS: usize = 8;
 /// Functions per generated file.
 pub const FUNCS_PER_PART: usize = 7600;

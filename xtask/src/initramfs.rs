@@ -13,7 +13,14 @@ const APPLETS: &[&str] = &[
     "base64", "stty", "dmesg", "sync", "ps", "uname", "date", "head", "tail", "wc",
 ];
 /// The guest's `/init`, kept in the repository.
-const INIT_SCRIPT: &str = "kernel/guest/init.sh";
+const INIT_SCRIPT: &str = "guest/mirror-init.sh";
+/// Where every guest finds the shell library its scripts source.
+pub const GUEST_LIB_NAME: &str = "kfast-lib.sh";
+
+/// The shell library every guest `/init` and UML job sources.
+pub fn guest_lib() -> PathBuf {
+    env::repo_root().join("guest/lib.sh")
+}
 const GUEST_TARGET: &str = "x86_64-unknown-linux-gnu";
 
 /// Build the static guest agent with cargo; returns the binary path.
@@ -158,6 +165,12 @@ pub fn pack_with(spec: &Spec<'_>, extra: &[(String, PathBuf)]) -> Result<PathBuf
     for a in spec.applets {
         c.entry(&format!("bin/{a}"), 0o120777, (0, 0), b"busybox");
     }
+    c.entry(
+        &format!("bin/{GUEST_LIB_NAME}"),
+        0o100644,
+        (0, 0),
+        &read(&guest_lib())?,
+    );
     for (name, file) in spec.bins {
         c.entry(&format!("bin/{name}"), 0o100755, (0, 0), &read(file)?);
     }
@@ -193,4 +206,52 @@ pub fn pack_with(spec: &Spec<'_>, extra: &[(String, PathBuf)]) -> Result<PathBuf
     fs::write(out, &c.buf).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     eprintln!("initramfs: {} ({} KiB)", out.display(), c.buf.len() / 1024);
     Ok(out.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `guest/lib.sh` sourced as the guests source it, under the host's
+    /// busybox sh when there is one (the guests' shell), else `sh`.
+    fn lib_sh(script: &str, dir: &Path) -> std::process::Output {
+        let (shell, first) = if Path::new("/bin/busybox").exists() {
+            ("/bin/busybox", Some("sh"))
+        } else {
+            ("sh", None)
+        };
+        let mut c = Command::new(shell);
+        c.args(first)
+            .arg("-c")
+            .arg(format!(". {}\n{script}", guest_lib().display()))
+            .current_dir(dir)
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        c.output().unwrap()
+    }
+
+    #[test]
+    fn guest_lib_keeps_every_failure_and_frames_the_verdict() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        // lib.sh sets PATH=/bin; the host's tools are there too.
+        let out = lib_sh(
+            "TAG=t; passed && echo clean; fail one; fail 'two words'; passed || echo dirty\n\
+             verdict; mkdir -p cap; echo hi > cap/f; send_framed cap chan",
+            d,
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            stdout,
+            "clean\nt: FAIL: one\nt: FAIL: two words\ndirty\none; two words\n",
+            "stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ch = crate::channel::parse(&fs::read(d.join("chan")).unwrap()).unwrap();
+        assert_eq!(ch.verdict.as_deref(), Some("one; two words"));
+        assert!(ch.archive.is_some_and(|a| a.len() > 20), "no archive");
+        let ok = lib_sh("send_framed cap chan2; verdict", d);
+        assert_eq!(String::from_utf8_lossy(&ok.stdout), "ok\n");
+        let ch = crate::channel::parse(&fs::read(d.join("chan2")).unwrap()).unwrap();
+        assert_eq!(ch.verdict.as_deref(), Some("ok"));
+    }
 }

@@ -19,7 +19,7 @@ use std::process::Command;
 const C_FILES: &[&str] = &[
     "kmod-shim/shim_glue.c",
     "kmod-shim/shim_glue.h",
-    "kernel/test-modules/ksym_ctx/ksym_ctx.c",
+    "guest/modules/ksym_ctx/ksym_ctx.c",
 ];
 
 /// The clippy driver that matches the kernel's rustc.

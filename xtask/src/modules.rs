@@ -1,6 +1,6 @@
 //! Build the out-of-tree test modules against the test kernel.
 //!
-//! Sources are copied from `kernel/test-modules/<name>/` into
+//! Sources are copied from `guest/modules/<name>/` into
 //! `$KFAST_CACHE/guest/modules/<name>/` (only when changed, so make stays
 //! incremental); `ksym_many` additionally gets its generated parts there.
 
@@ -66,7 +66,7 @@ pub fn build(flavor: Flavor) -> Result<Vec<PathBuf>> {
     build_these(flavor, MODULES)
 }
 
-/// Build the named modules of `kernel/test-modules/` against `flavor`'s
+/// Build the named modules of `guest/modules/` against `flavor`'s
 /// kernel, in its guest directory; returns the `.ko` paths in the order
 /// given.
 pub fn build_these(flavor: Flavor, names: &[&str]) -> Result<Vec<PathBuf>> {
@@ -78,14 +78,14 @@ pub fn build_these(flavor: Flavor, names: &[&str]) -> Result<Vec<PathBuf>> {
     )
 }
 
-/// Lays out the sources of the named modules of `kernel/test-modules/` in
+/// Lays out the sources of the named modules of `guest/modules/` in
 /// `out/<name>/` (copied only when changed, so make stays incremental;
 /// `ksym_many` gets its generated parts); returns the directories in the
 /// order given. `debian-shim-test` builds them there in its chroot.
 pub fn stage(names: &[&str], out: &Path) -> Result<Vec<PathBuf>> {
     let mut dirs = Vec::new();
     for name in names {
-        let src = env::repo_root().join("kernel/test-modules").join(name);
+        let src = env::repo_root().join("guest/modules").join(name);
         let dir = out.join(name);
         copy_tree(&src, &dir)?;
         if *name == "ksym_many" {
@@ -97,7 +97,7 @@ pub fn stage(names: &[&str], out: &Path) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
-/// Build the named modules of `kernel/test-modules/` against the kernel
+/// Build the named modules of `guest/modules/` against the kernel
 /// built in `kbuild` (made with `vars`), in `out/<name>/`; returns the
 /// `.ko` paths in the order given. The UML suite uses this with its own
 /// build directory and `ARCH=um` variables.

@@ -5,7 +5,7 @@
 //! debugging, with -O2 and per-CPU slabs (`kernel/bench-kernel.config`;
 //! built in `$KFAST_CACHE/bench-build`, a no-op when current) boots under
 //! QEMU TCG with 2 CPUs and
-//! `kernel/guest/nproc-bench-init.sh`. The initramfs carries Debian's
+//! `guest/nproc-bench-init.sh`. The initramfs carries Debian's
 //! `/bin/ps` (procps-ng 4.0.2, dynamically linked) with every library
 //! `ldd` lists and the loader, `nps` and `nproc-guest` built static, and
 //! `kfast-nproc-guest` (the population, the timer, both raw readers).
@@ -631,10 +631,10 @@ pub fn run(opts: &Options) -> Result<u8> {
     let nps = initramfs::build_static("nps", "nps")?;
     let guest = initramfs::build_static("nproc-guest", "nproc-guest")?;
     // nps against /bin/ps over every form it knows, on the nproc source.
-    let parity = env::repo_root().join("nproc/client/guest/parity.sh");
+    let parity = env::repo_root().join("guest/nps/parity.sh");
     let initrd = initramfs::pack_with(
         &initramfs::Spec {
-            init: "kernel/guest/nproc-bench-init.sh",
+            init: "guest/nproc-bench-init.sh",
             applets: APPLETS,
             bins: &[
                 ("kfast-guest", &agent),
@@ -909,7 +909,7 @@ mod tests {
     /// The guest's `each()` in the init script, as (label, command line
     /// with `$EO` spelled out).
     fn guest_commands() -> Vec<(String, String)> {
-        let script = include_str!("../../kernel/guest/nproc-bench-init.sh");
+        let script = include_str!("../../guest/nproc-bench-init.sh");
         let body = script
             .split("\neach() {\n")
             .nth(1)

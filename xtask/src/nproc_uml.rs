@@ -3,7 +3,7 @@
 //! (`$KFAST_CACHE/fast-uml-build`, `CONFIG_NPROC=y`; the same tree,
 //! configuration and build: nothing is rebuilt when that step ran).
 //!
-//! One boot runs `kernel/guest/nproc-uml-job.sh`, which calls the static
+//! One boot runs `guest/nproc-uml-job.sh`, which calls the static
 //! `nproc-guest` binary (nproc/guest) for each suite:
 //!
 //! - field parity, processes and threads scope, as root and as uid 1000:
@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 pub const COMMAND: &str = "cargo xtask nproc-uml-test";
 
 /// The guest's job script.
-const JOB: &str = "kernel/guest/nproc-uml-job.sh";
+const JOB: &str = "guest/nproc-uml-job.sh";
 
 /// The suites' result files in `/out`, in the order the job runs them.
 pub const SUITES: &[&str] = &[

@@ -8,7 +8,7 @@
 //! the same kernel build as this tree's. Both take the loader input of this
 //! tree's `kallsyms-bench shim load` (the symbol list has not changed since
 //! the shim first loaded from userspace; a shim that refuses it is reported
-//! as a failure). The guest script is `kmod-shim/guest/compare.sh`; its
+//! as a failure). The guest script is `guest/shim-compare-init.sh`; its
 //! `kfs-shim:` console lines are the numbers.
 
 use crate::console;
@@ -19,7 +19,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const INIT_SCRIPT: &str = "kmod-shim/guest/compare.sh";
+const INIT_SCRIPT: &str = "guest/shim-compare-init.sh";
 /// Options of `shim-compare`.
 #[derive(clap::Args, Debug)]
 pub struct Options {

@@ -18,10 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const INIT_SCRIPT: &str = "kmod-shim/guest/init.sh";
-/// The shell library both shim guests' `/init` source: (its name in
-/// `/bin`, its source in the repository).
-const GUEST_LIB: (&str, &str) = ("kfs-guest-lib.sh", "kmod-shim/guest/lib.sh");
+const INIT_SCRIPT: &str = "guest/shim-init.sh";
 const APPLETS: &[&str] = &[
     "sh", "mount", "insmod", "rmmod", "lsmod", "cat", "echo", "ls", "mkdir", "mkfifo", "sleep",
     "tar", "gzip", "base64", "stty", "dmesg", "sync", "head", "tail", "wc", "grep", "sed", "awk",
@@ -87,11 +84,7 @@ pub(crate) fn build_initramfs(
         &initramfs::Spec {
             init,
             applets: APPLETS,
-            bins: &[
-                ("kallsyms-bench", &loader),
-                ("kfast-shim-guest", &helpers),
-                (GUEST_LIB.0, &env::repo_root().join(GUEST_LIB.1)),
-            ],
+            bins: &[("kallsyms-bench", &loader), ("kfast-shim-guest", &helpers)],
             modules,
             out,
         },
@@ -298,7 +291,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     })
 }
 
-/// One boot of the shim suite (`kmod-shim/guest/init.sh`): the 6.12 test
+/// One boot of the shim suite (`guest/shim-init.sh`): the 6.12 test
 /// kernel's (`shim-test`) or Debian's (`debian-shim-test`).
 pub(crate) struct Suite<'a> {
     /// The name in messages.

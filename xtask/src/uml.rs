@@ -11,7 +11,7 @@
 //! Boot decisions (and why):
 //! - root: a private host directory (`tempfile`) mounted with
 //!   `rootfstype=hostfs`, holding busybox-static, the binaries and modules a
-//!   run needs and `kernel/guest/uml-init.sh` as `/init`. An initramfs would
+//!   run needs and `guest/uml-init.sh` as `/init`. An initramfs would
 //!   work too, but a hostfs root lets the guest write its results straight
 //!   into the host directory: no serial framing, no base64, no size limit.
 //! - result channel: the guest's `/out`, i.e. `<root>/out` on the host, moved
@@ -280,6 +280,10 @@ pub fn make_root(spec: &RootSpec<'_>) -> Result<tempfile::TempDir> {
         std::os::unix::fs::symlink("busybox", r.join("bin").join(a))
             .map_err(|e| format!("symlink bin/{a}: {e}"))?;
     }
+    copy(
+        &crate::initramfs::guest_lib(),
+        &r.join("bin").join(crate::initramfs::GUEST_LIB_NAME),
+    )?;
     for (name, file) in spec.bins {
         copy(file, &r.join("bin").join(name))?;
     }
@@ -309,7 +313,7 @@ pub fn make_root(spec: &RootSpec<'_>) -> Result<tempfile::TempDir> {
 }
 
 /// The guest's `/init`, kept in the repository.
-const INIT_SCRIPT: &str = "kernel/guest/uml-init.sh";
+const INIT_SCRIPT: &str = "guest/uml-init.sh";
 
 /// What one UML boot produced.
 #[derive(Debug)]

@@ -29,7 +29,7 @@ const NPS: &str = env!("CARGO_BIN_EXE_nps");
 /// The source this host can serve: its kernel has no nproc family, so
 /// `nps` reads /proc here (as it would on its own; the option makes sure).
 /// The nproc source is compared with `/bin/ps` in a guest with
-/// CONFIG_NPROC (nproc/client/guest/parity.sh).
+/// CONFIG_NPROC (guest/nps/parity.sh).
 const NPS_SOURCE: [&str; 2] = ["--source", "proc"];
 
 /// `nps` with the source option before `args`.

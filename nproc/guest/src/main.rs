@@ -1,5 +1,5 @@
 //! `nproc-guest`: the nproc guest suites, run inside the patched UML guest
-//! by `cargo xtask nproc-uml-test` (kernel/guest/nproc-uml-job.sh).
+//! by `cargo xtask nproc-uml-test` (guest/nproc-uml-job.sh).
 //!
 //! Each subcommand prints `<suite>: ...` lines, ends with
 //! `<suite>: PASS ...` or `<suite>: FAIL ...`, and exits non-zero on

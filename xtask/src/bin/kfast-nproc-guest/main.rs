@@ -1,5 +1,5 @@
 //! `kfast-nproc-guest`: the helpers of the nproc benchmark guest
-//! (`cargo xtask nproc-bench`, `kernel/guest/nproc-bench-init.sh`). Built
+//! (`cargo xtask nproc-bench`, `guest/nproc-bench-init.sh`). Built
 //! statically and packed into that guest's initramfs.
 //!
 //! - `tasks PROCS THREADED THREADS READY`: forks PROCS single-threaded

@@ -1,5 +1,5 @@
 //! `kfast-shim-guest`: the test helpers of the kmod-shim guest suite
-//! (`cargo xtask shim-test`, `kmod-shim/guest/init.sh`), kept out of the
+//! (`cargo xtask shim-test`, `guest/shim-init.sh`), kept out of the
 //! user-facing `kallsyms-bench` CLI. Built statically and packed into the
 //! shim suite's initramfs.
 //!

@@ -7,37 +7,30 @@
 #   /etc/kfast-modules  modules to insmod from /lib/modules, one per line
 #   /job                the run's commands (sh); its exit code is the verdict
 #   /out/verdict        written last: `ok` or the reason for failing
-export PATH=/bin
-up() {
-	read -r t _ < /proc/uptime
-	echo "kfast-init: [$t] $*"
-}
-
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
+TAG=kfast-init
+. /bin/kfast-lib.sh
+mount_base
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
 up "$(uname -r) up"
 
-verdict=ok
 if [ -f /etc/kfast-modules ]; then
 	while read -r m; do
 		[ -n "$m" ] || continue
 		if ! insmod "/lib/modules/$m.ko"; then
-			verdict="insmod $m failed"
+			fail "insmod $m failed"
 			break
 		fi
 		up "insmod $m done"
 	done < /etc/kfast-modules
 fi
-if [ "$verdict" = ok ]; then
+if passed; then
 	sh /job
 	rc=$?
-	[ $rc -eq 0 ] || verdict="job exited with $rc"
+	[ $rc -eq 0 ] || fail "job exited with $rc"
 fi
-echo "$verdict" > /out/verdict
+verdict > /out/verdict
 sync
-up "KFAST-VERDICT $verdict"
+up "KFAST-VERDICT $(verdict)"
 # reboot(RB_POWER_OFF): the UML process exits with status 0.
 poweroff -f

@@ -8,8 +8,10 @@
 # `bench 200` patched, disable, rmmod.
 # Stock wchan-scale runs before the first and after each. Progress and
 # numbers: "kfs-shim:" lines on ttyS0; the result channel carries dmesg
-# and the verdict (kfs-guest-lib.sh).
-. /bin/kfs-guest-lib.sh
+# and the verdict (guest/lib.sh).
+TAG=kfs-shim
+. /bin/kfast-lib.sh
+shim_guest_setup
 
 SCALE=$(cmdline_num scale 1000)
 # Which build goes first: host load drifts within a boot, so a second boot

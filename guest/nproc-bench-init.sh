@@ -14,7 +14,7 @@
 # the default layout only, and steps 2 and 4, done in the boot on the
 # host's clock, are left out.
 #
-# 0. nps against /bin/ps, every form of nproc/client/guest/parity.sh, on
+# 0. nps against /bin/ps, every form of guest/nps/parity.sh, on
 #    the nproc source (host clock only).
 # 1. The population: ksym_many's kthreads sleeping in the module, then
 #    processes and threads sleeping in core code.
@@ -28,7 +28,8 @@
 #    x64_sys_call, the one entry of every x86_64 syscall) and slab
 #    allocations (kmem:kmalloc + kmem:kmem_cache_alloc events), both
 #    filtered to the reader's pid from before its exec to its exit.
-export PATH=/bin
+TAG=nproc-bench
+. /bin/kfast-lib.sh
 R=/dev/ttyS1
 T=/sys/kernel/tracing
 EO=pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan
@@ -36,9 +37,7 @@ EO=pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan
 # `kfast-nproc-guest procread` reads from /proc.
 RAW=tgid,ppid,pgid,sid,tty_nr,tpgid,state,flags,comm,priority,nice,policy,rt_priority,nr_threads,vsize,rss,rsslim,min_flt,cmin_flt,maj_flt,cmaj_flt,utime,stime,cutime,cstime,start_time,processor,exit_signal,wchan
 
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
+mount_base
 mount -t tracefs tracefs $T
 stty -F $R raw -echo 2>/dev/null
 
@@ -54,16 +53,6 @@ for w in $(cat /proc/cmdline); do
 	esac
 done
 
-# Seconds since boot, for the stage markers.
-up() {
-	cut -d' ' -f1 /proc/uptime
-}
-
-verdict=ok
-fail() {
-	[ "$verdict" = ok ] && verdict="$*"
-	echo "fail: $*"
-}
 
 # own FILE CMD ARGS...: runs CMD with stdout to FILE, its pid in /tmp/pid.
 own() {
@@ -227,7 +216,7 @@ warm_fixed() {
 # no guest time there, so the layout does not matter: the default one
 # only, and no warm-up.
 on_instructions() {
-	echo "# timing on the instruction clock: $DUMPS rounds of one dump per command (uptime $(up))"
+	echo "# timing on the instruction clock: $DUMPS rounds of one dump per command (uptime $(uptime_s))"
 	round=0
 	while [ $round -lt $DUMPS ]; do
 		each time_once
@@ -255,7 +244,7 @@ on_host_clock() {
 	# Rounds, not runs: each round times every command once, in turn, so
 	# that the host's load drifting during a long run (TCG shares the
 	# host's cores) weighs on both sides alike. The host adds the rounds.
-	echo "# timing: $DUMPS rounds of one dump per command, stdout to /dev/null (uptime $(up))"
+	echo "# timing: $DUMPS rounds of one dump per command, stdout to /dev/null (uptime $(uptime_s))"
 	ASLR=$(cat /proc/sys/kernel/randomize_va_space)
 	echo "# randomize_va_space $ASLR; 0 for the @fixed rows"
 	each warm_fixed
@@ -267,7 +256,7 @@ on_host_clock() {
 	done
 	echo "raw-counts proc $(kfast-nproc-guest procread) nproc $(kfast-nproc-guest nprocread $RAW 2>&1)"
 
-	echo "# counts: one run each (uptime $(up))"
+	echo "# counts: one run each (uptime $(uptime_s))"
 	for what in sys alloc; do
 		each count $what
 	done
@@ -287,7 +276,7 @@ on_host_clock() {
 	echo 'root:x:0:' > /etc/group
 	printf 'passwd: files\ngroup: files\n' > /etc/nsswitch.conf
 	# nps against /bin/ps on the nproc source, every form parity.sh knows
-	# (nproc/client/guest/parity.sh), before the population: a few dozen
+	# (guest/nps/parity.sh), before the population: a few dozen
 	# tasks keep each ps run short under TCG.
 	if [ "$CLOCK" != icount ]; then
 		PARITY_TRIES=10 sh /bin/nps-parity.sh /bin/nps /bin/ps > /tmp/nps-parity 2>&1 ||
@@ -302,7 +291,7 @@ on_host_clock() {
 		i=$((i + 1))
 	done
 	[ -e /tmp/ready ] || fail "the tasks did not start in 600 s"
-	echo "# population ready after ${i} s (uptime $(up))"
+	echo "# population ready after ${i} s (uptime $(uptime_s))"
 	sleep 5
 	set -- /proc/[0-9]*/task/[0-9]*
 	tasks=$#
@@ -323,11 +312,8 @@ on_host_clock() {
 		on_host_clock
 	fi
 	echo "slab-after $(sed -n 's/^Slab: *//p' /proc/meminfo)"
-	echo "# done (uptime $(up))"
-	echo "KFAST-VERDICT $verdict"
+	echo "# done (uptime $(uptime_s))"
+	echo "KFAST-VERDICT $(verdict)"
 } > $R 2>&1
 sync
-code=0
-[ "$verdict" = ok ] || code=1
-/bin/kfast-guest --exit $code
-echo b > /proc/sysrq-trigger
+exit_qemu

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # /job of `cargo xtask nproc-uml-test`: the nproc guest suites on the
-# patched User-Mode Linux kernel, run by kernel/guest/uml-init.sh. The
+# patched User-Mode Linux kernel, run by guest/uml-init.sh. The
 # xtask puts SEED= and FUZZ_COUNT= lines above this script.
 # Results, one file per suite under /out (each ends with a PASS, FAIL or
 # NOT CHECKED line from nproc-guest):
@@ -26,13 +26,10 @@
 #   bench                                      the in-kernel benchmark
 #                                              (CONFIG_NPROC_BENCH)
 #   dmesg                                      the kernel log at the end
-# The exit code is the verdict: every failing suite is printed and counted.
+# The exit code is the verdict: every failing suite is printed (guest/lib.sh).
 O=/out
-rc=0
-fail() {
-	echo "nproc-uml-job: FAIL: $*"
-	rc=1
-}
+TAG=nproc-uml-job
+. /bin/kfast-lib.sh
 # Runs one suite into $O/$name; its time goes to the console.
 suite() {
 	name=$1
@@ -151,4 +148,4 @@ done
 
 kill $s1 $s2 $thr
 dmesg > $O/dmesg
-exit $rc
+passed

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # /job of the patched User-Mode Linux guest (`cargo xtask fast-uml-test`),
-# run by kernel/guest/uml-init.sh. UML runs kernel code natively, so the
+# run by guest/uml-init.sh. UML runs kernel code natively, so the
 # benchmark numbers here are the project's in-kernel speed figures.
 # Results go to files under /out (the host directory itself):
 #   kunit-boot, kunit-module, kunit-after   KUnit results (KTAP)
@@ -12,18 +12,15 @@
 #                          every thread's wchan read by uid 1000
 #   generation             the wchan cache generation around rmmod, a failed
 #                          insmod and insmod
-# The exit code is the verdict: the first failure is printed and counted.
+# The exit code is the verdict: every failure is printed (guest/lib.sh).
 D=/sys/kernel/debug/kallsyms_fast
 K=/sys/kernel/debug/kunit/kallsyms_fast
 O=/out
 KTHREADS=1000
 SLEEPERS=4000
 
-rc=0
-fail() {
-	echo "fast-uml-job: FAIL: $*"
-	rc=1
-}
+TAG=fast-uml-job
+. /bin/kfast-lib.sh
 
 kunit() {
 	echo > $K/run || fail "cannot run the KUnit suite ($1)"
@@ -95,4 +92,4 @@ kill $sleepers
 	echo "reloaded $(cat $D/cache_generation)"
 } > $O/generation
 kunit after
-exit $rc
+passed

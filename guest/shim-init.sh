@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # /init of the kmod-shim test guest (packed by `cargo xtask shim-test`);
-# the console and result channel are kfs-guest-lib.sh's.
-. /bin/kfs-guest-lib.sh
+# the console and result channel are guest/lib.sh's.
+TAG=kfs-shim
+. /bin/kfast-lib.sh
+shim_guest_setup
 
 KO=/lib/modules/kallsyms_fast_shim.ko
 CYCLES=$(cmdline_num cycles 20)

@@ -11,27 +11,20 @@
 # 4. 20 cycles of unload + load of ksym_many while both CPUs read every
 #    task's wchan and stack (%pB) in a loop; then the suite runs a third
 #    time, which also checks the wchan cache after the reloads.
-# 5. nproc's access model (kernel/guest/nproc-uml-job.sh runs the same
+# 5. nproc's access model (guest/nproc-uml-job.sh runs the same
 #    and more on UML), here with lockdep: uid 1000 against a procfs per
 #    hidepid= and a private one, the refusals, Landlock, mixed
 #    credentials; Yama's ptrace_scope last (3 cannot be undone).
-export PATH=/bin
+TAG=fast-init
+. /bin/kfast-lib.sh
 D=/sys/kernel/debug/kallsyms_fast
 K=/sys/kernel/debug/kunit/kallsyms_fast
 R=/dev/ttyS1
 
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
+mount_base
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
 stty -F $R raw -echo 2>/dev/null
-
-verdict=ok
-fail() {
-	[ "$verdict" = ok ] && verdict="$*"
-	echo "fail: $*"
-}
 
 kunit() {
 	echo > $K/run || fail "cannot run the KUnit suite"
@@ -88,10 +81,7 @@ kunit() {
 		nproc-guest parity --uid 1000 --rounds 3 --label yama$y ||
 			fail "nproc yama $y"
 	done
-	echo "KFAST-VERDICT $verdict"
+	echo "KFAST-VERDICT $(verdict)"
 } > $R 2>&1
 sync
-code=0
-[ "$verdict" = ok ] || code=1
-/bin/kfast-guest --exit $code
-echo b > /proc/sysrq-trigger
+exit_qemu
