@@ -162,6 +162,7 @@ impl Uml {
         if !self.tree.join("Makefile").exists() {
             return Err(format!("{} is not a kernel tree", self.tree.display()));
         }
+        host_fpu_fix(&self.tree)?;
         let t = Instant::now();
         // The fragments concatenated: later lines win in the verification
         // as in merge_config.sh, and the stamp covers them all.
@@ -191,6 +192,63 @@ impl Uml {
         );
         Ok(())
     }
+}
+
+/// The harness's one change to a kernel tree outside the series, made
+/// to a 6.12 tree before a UML build: the size of UML's buffers for a
+/// process's FPU state, set to this host's XSAVE size.
+///
+/// 6.12's UML sizes them at build time for AVX-512 (2696 bytes,
+/// `arch/x86/um/user-offsets.c`) and moves them with
+/// `PTRACE_SETREGSET(NT_X86_XSTATE)`, which the host accepts only at
+/// exactly its own size: on a host with AMX (11,008 bytes) every guest
+/// process dies at its first switch ("ptrace set fp regs failed, errno =
+/// 14"; init killed), and so would it on an AVX2-only host. Upstream
+/// sizes them at run time since 6.14 (7.3's tree has no such line and
+/// is left alone). UML's `thread_info`, which holds one such buffer,
+/// sits on the kernel stack: `kernel/uml.config` gives 32 KiB stacks
+/// (`KERNEL_STACK_ORDER=3`) so that 11 KiB of it leave room. (Using the
+/// legacy FXSAVE registers instead, as UML does on a host without
+/// XSAVE, was tried here: busybox's `/init` then died in glibc's start-up
+/// on the AMX host.)
+fn host_fpu_fix(tree: &Path) -> Result<()> {
+    let file = tree.join("arch/x86/um/user-offsets.c");
+    let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let Some(fixed) = with_fp_size(&text, host_xsave_size()) else {
+        return Ok(());
+    };
+    if fixed != text {
+        fs::write(&file, &fixed).map_err(|e| format!("{}: {e}", file.display()))?;
+        eprintln!(
+            "uml: {}: HOST_FP_SIZE set to this host's XSAVE size, {} bytes",
+            file.display(),
+            host_xsave_size()
+        );
+    }
+    Ok(())
+}
+
+/// The XSAVE area's size for the features the host enables
+/// (`CPUID(0xd, 0).EBX`): what the host's `NT_X86_XSTATE` regset holds.
+fn host_xsave_size() -> u32 {
+    // Leaf 0xd exists on every x86_64 CPU with XSAVE (all the kernel's
+    // Rust toolchain runs on).
+    std::arch::x86_64::__cpuid_count(0xd, 0).ebx
+}
+
+/// `text` (a `user-offsets.c`) with its build-time XSAVE size set to
+/// `bytes`; `None` when it has no such line (a tree that sizes the
+/// buffers at run time).
+fn with_fp_size(text: &str, bytes: u32) -> Option<String> {
+    // The x86_64 line; the i386 one above it is a `sizeof`.
+    const KEY: &str = "DEFINE_LONGS(HOST_FP_SIZE, ";
+    let (start, len) = text.match_indices(KEY).find_map(|(i, _)| {
+        let start = i + KEY.len();
+        let len = text[start..].find(')')?;
+        text[start..start + len].trim().parse::<u32>().ok()?;
+        Some((start, len))
+    })?;
+    Some(format!("{}{bytes}{}", &text[..start], &text[start + len..]))
 }
 
 /// The x86 `make` variables turned into UML ones: `ARCH=um SUBARCH=x86_64`,
@@ -445,6 +503,19 @@ fn exited_unreaped(pid: libc::pid_t) -> Result<bool> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fp_size_line_takes_the_host_size() {
+        let v612 =
+            "#ifdef __i386__\n\tDEFINE_LONGS(HOST_FP_SIZE, sizeof(struct user_fpregs_struct));\n\
+                    #else\n#ifdef FP_XSTATE_MAGIC1\n\tDEFINE_LONGS(HOST_FP_SIZE, 2696);\n#else\n";
+        let fixed = with_fp_size(v612, 11008).unwrap();
+        assert_eq!(fixed, v612.replace("2696", "11008"));
+        assert_eq!(with_fp_size(&fixed, 11008).unwrap(), fixed);
+        // 7.3 sizes the buffers at run time: nothing to change.
+        assert_eq!(with_fp_size("DEFINE(HOST_FP_SIZE, sizeof(x));", 832), None);
+        assert!(host_xsave_size() >= 576, "CPUID 0xd: {}", host_xsave_size());
+    }
+
     use super::*;
 
     #[test]
