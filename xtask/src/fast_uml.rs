@@ -152,8 +152,11 @@ pub fn run(o: &Options) -> Result<u8> {
         .join(format!("fast-latest{suffix}"));
     let ta = t.elapsed();
     // 5,000 threads need more than the default 512M: UML's threads-max
-    // follows memory (512M allowed about 2,900 more threads here).
-    let boot = uml::boot(&k.image(), root.path(), "mem=1G", o.timeout, &dir)?;
+    // is memory / (8 * THREAD_SIZE), and with the 32 KiB stacks of
+    // kernel/uml.config 1G allowed 4,096 threads (the sleepers stopped
+    // at about 2,900: EAGAIN); 2G allows 8,192. Pages are only used
+    // when touched.
+    let boot = uml::boot(&k.image(), root.path(), "mem=2G", o.timeout, &dir)?;
     eprintln!(
         "fast-uml-test: guest ran {:.1?} (exit {:?}); kernel build step {tb:.1?}, artefacts {:.1?}",
         boot.elapsed,
