@@ -22,9 +22,9 @@
 //! 5. Debian's own vmlinuz booted in QEMU TCG (`-cpu max`) with Debian's
 //!    modules (btrfs, xfs, mac80211, nf_tables, kvm and what they depend
 //!    on, decompressed on the host) loaded first, then the shim suite's own
-//!    `/init` (`guest/shim-init.sh`), shortened: fewer load/unload
-//!    cycles and scale threads, `check`/`truth` on every 16th address
-//!    (the UML and 6.12 QEMU suites cover the same code at length).
+//!    `/init` (`guest/shim-init.sh`), shortened: fewer scale threads,
+//!    `check`/`truth` on every 16th address (the UML and 6.12 QEMU
+//!    suites cover the same code at length); the 20 load/unload cycles.
 //!    Before the shim loads, the guest makes the mirror's capture
 //!    (`kfast-guest` with `ksym_truth`, as guest-test does on the
 //!    project's kernel): the host resolves every captured address with
@@ -98,8 +98,10 @@ pub struct Options {
     /// Hard timeout for the QEMU guest, in seconds.
     #[arg(long, value_name = "SECS", default_value = "1500", value_parser = crate::secs)]
     timeout: Duration,
-    /// Load/unload cycles (init.sh's step 4).
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    /// Load/unload cycles (init.sh's step 4): the 20, as the 6.12
+    /// suite runs them (the step runs beside fast-test and nproc-bench,
+    /// which take longer).
+    #[arg(long, value_name = "N", default_value_t = 20)]
     cycles: u32,
     /// Threads per group in init.sh's step 5 (check, truth, scale dumps).
     #[arg(long, value_name = "N", default_value_t = 16)]
