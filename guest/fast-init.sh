@@ -62,11 +62,7 @@ kunit() {
 
 	echo "# nproc access"
 	for h in 0 1 2 4; do
-		case $h in
-		0) mode=off ;; 1) mode=noaccess ;; 2) mode=invisible ;; 4) mode=ptraceable ;;
-		esac
-		mkdir -p /tmp/proc-$h
-		mount -t proc -o hidepid=$h proc /tmp/proc-$h || fail "mount hidepid=$h"
+		mount_hidepid $h
 		nproc-guest parity --uid 1000 --rounds 3 --proc /tmp/proc-$h \
 			--hidepid $mode --label hidepid$h || fail "nproc hidepid=$h"
 	done

@@ -85,6 +85,18 @@ exit_qemu() {
 	sleep 30
 }
 
+# --- nproc's access suites (fast-init.sh, nproc-uml-job.sh).
+
+# A procfs with hidepid=$1 at /tmp/proc-$1; sets `mode` to nproc-guest's
+# name for that value (--hidepid).
+mount_hidepid() {
+	case $1 in
+	0) mode=off ;; 1) mode=noaccess ;; 2) mode=invisible ;; 4) mode=ptraceable ;;
+	esac
+	mkdir -p /tmp/proc-$1
+	mount -t proc -o hidepid=$1 proc /tmp/proc-$1 || fail "mount hidepid=$1"
+}
+
 # --- kmod-shim guests (shim-init.sh, shim-compare-init.sh).
 
 # Mounts, the result channel R (ttyS1, raw), the shim's debugfs D and

@@ -214,7 +214,8 @@ impl Uml {
 fn host_fpu_fix(tree: &Path) -> Result<()> {
     let file = tree.join("arch/x86/um/user-offsets.c");
     let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let Some(fixed) = with_fp_size(&text, host_xsave_size()) else {
+    let bytes = host_xsave_size();
+    let Some(fixed) = with_fp_size(&text, bytes) else {
         return Ok(());
     };
     if fixed != text {
@@ -222,7 +223,7 @@ fn host_fpu_fix(tree: &Path) -> Result<()> {
         eprintln!(
             "uml: {}: HOST_FP_SIZE set to this host's XSAVE size, {} bytes",
             file.display(),
-            host_xsave_size()
+            bytes
         );
     }
     Ok(())
