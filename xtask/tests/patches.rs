@@ -94,6 +94,25 @@ fn listing(dir: &Path) -> Vec<(String, String)> {
     v
 }
 
+/// Every file below `dir`, recursively: (relative path, contents).
+fn tree_listing(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn missing_series_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
@@ -299,7 +318,13 @@ fn example_series_generate_check_apply_export() {
     for p in ["01-example", "02-xxhash"] {
         fs::write(exported.join(p).join("message"), "placeholder\n").unwrap();
         let _ = fs::remove_file(exported.join(p).join("changes.diff"));
+        let _ = fs::remove_file(exported.join(p).join("adds"));
     }
+    // The overlay (tree/) is written back from the last commit, and a
+    // file no commit adds is removed.
+    fs::remove_dir_all(exported.join("tree")).unwrap();
+    fs::create_dir_all(exported.join("tree/stale")).unwrap();
+    fs::write(exported.join("tree/stale/old.c"), "gone\n").unwrap();
     let err = ok(&xtask(&[&"--export", &tree, &"--series", &exported]));
     assert!(
         err.contains(": kernel/kallsyms_fast/xxhash/lib.rs (vendored from xxhash-rust) differs"),
@@ -322,6 +347,28 @@ fn example_series_generate_check_apply_export() {
             "{p}: vendored path exported"
         );
     }
+    for p in ["01-example/adds", "02-xxhash/adds"] {
+        assert_eq!(
+            fs::read_to_string(exported.join(p)).unwrap(),
+            fs::read_to_string(series.join(p)).unwrap(),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        tree_listing(&exported.join("tree")),
+        tree_listing(&series.join("tree"))
+    );
+    assert!(
+        err.contains("removed ") && err.contains("stale/old.c (no commit adds it)"),
+        "{err}"
+    );
+    // The file patch 1 adds is in the overlay as after patch 2, and patch
+    // 2's diff keeps only its own line of it.
+    assert!(
+        fs::read_to_string(exported.join("tree/kernel/kallsyms_fast/Makefile"))
+            .unwrap()
+            .ends_with("# xxhash/ holds the xxhash-rust crate.\n")
+    );
     let regen = tmp.path().join("regen");
     ok(&xtask(&[&"--series", &exported, &"--out", &regen]));
     assert_eq!(listing(&regen), files);

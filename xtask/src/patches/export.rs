@@ -7,9 +7,14 @@
 //! the `vendor` files are not touched. The number of commits must equal the
 //! number of series directories: adding or removing a patch is done by hand
 //! in `series` first (an error says so rather than guessing names).
+//!
+//! A file a commit creates is not written into its `changes.diff`: it
+//! goes into the commit's `adds` list, and the overlay (`tree/`) gets every
+//! added file as the last commit has it; later commits' changes of it stay
+//! in their `changes.diff` (overlay.rs).
 
 use super::scratch::{git, git_out};
-use super::{input, numbers, vendor};
+use super::{input, numbers, overlay, vendor};
 use crate::{run, Result};
 use std::collections::BTreeSet;
 use std::fs;
@@ -73,7 +78,7 @@ fn list_files(root: &Path, sub: &str) -> Result<BTreeSet<String>> {
 
 /// Write DIR's commits back into the series directory.
 pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
-    let series = input::load(series_dir, None)?;
+    let series = input::load_without_overlay(series_dir)?;
     let roots = git_out(dir, ["rev-list", "--max-parents=0", "HEAD"])?;
     let roots: Vec<&str> = roots.lines().collect();
     let [root] = roots[..] else {
@@ -112,6 +117,7 @@ pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
         .iter()
         .map(|d| format!(":(exclude){d}"))
         .collect();
+    let mut all_adds = BTreeSet::new();
     for (c, p) in commits.iter().zip(&series.patches) {
         let pdir = series_dir.join(&p.name);
         let msg = git_out(dir, ["log", "-1", "--format=%B", c])?;
@@ -131,11 +137,35 @@ pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        args.extend(range.iter().cloned());
-        args.push("--".into());
-        args.push(".".into());
-        args.extend(excludes.iter().cloned());
+        // The commit's change of the tree, vendored directories left out.
+        let mut what: Vec<String> = range.to_vec();
+        what.extend(["--".to_string(), ".".to_string()]);
+        what.extend(excludes.iter().cloned());
+        args.extend(what.iter().cloned());
+        // The files this commit creates: the overlay's, not its diff's.
+        let mut created = vec![
+            "diff".to_string(),
+            "--no-renames".into(),
+            "--diff-filter=A".into(),
+            "--name-only".into(),
+        ];
+        created.extend(what);
+        let adds: Vec<String> = git_out(dir, &created)?
+            .lines()
+            .map(str::to_string)
+            .collect();
+        args.extend(adds.iter().map(|a| format!(":(exclude){a}")));
         let diff = git_out(dir, &args)?;
+        let had: Vec<&str> = p.added.iter().map(|(a, _)| a.as_str()).collect();
+        if had != adds {
+            let text: String = if adds.is_empty() {
+                String::new()
+            } else {
+                ADDS_HEADER.to_string() + &adds.iter().map(|a| format!("{a}\n")).collect::<String>()
+            };
+            write_or_remove(&pdir.join("adds"), &text)?;
+        }
+        all_adds.extend(adds);
         // Vendored paths this commit changes although its patch does not
         // vendor them: such edits are lost, so say so.
         let mut name_args = vec!["diff".to_string(), "--name-only".into()];
@@ -195,6 +225,44 @@ pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
             pdir.display()
         );
     }
+    write_overlay(series_dir, dir, commits.last().copied(), &all_adds)
+}
+
+/// The header of a written `adds` file.
+const ADDS_HEADER: &str = "# The files this patch adds; each is tree/<path>, as after the whole\n\
+                           # series (kernel/series/README.md, \"The overlay\").\n";
+
+/// Every added file into `tree/` as the last commit has it; overlay files
+/// no patch adds any more are removed.
+fn write_overlay(
+    series_dir: &Path,
+    dir: &Path,
+    last: Option<&str>,
+    adds: &BTreeSet<String>,
+) -> Result<()> {
+    let tree = overlay::dir(series_dir);
+    if let Some(last) = last {
+        for a in adds {
+            let text = run::output(git(dir).args(["show", &format!("{last}:{a}")]))
+                .map_err(|_| {
+                    format!(
+                        "{a} is added by a commit and gone at {last}: \
+                         the overlay holds files as after the whole series"
+                    )
+                })?
+                .stdout;
+            let path = tree.join(a);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
+            fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    for stale in overlay::files(&tree)?.difference(adds) {
+        let path = tree.join(stale);
+        fs::remove_file(&path).map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        eprintln!("patches: removed {} (no commit adds it)", path.display());
+    }
     Ok(())
 }
 
@@ -247,10 +315,7 @@ pub fn run_base(series_dir: &Path, dir: &Path, base: &str) -> Result<()> {
     let tmp = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     for ((c, p), sp) in commits.iter().zip(&series.patches).zip(&shared.patches) {
         let pdir = series_dir.join(&p.name);
-        let changes = match &p.changes {
-            Some(f) => fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?,
-            None => String::new(),
-        };
+        let changes = p.changes_text()?.unwrap_or_default();
         let changes_file = pdir.join("changes.diff");
         let files: Vec<String> = git_out(
             dir,

@@ -41,20 +41,34 @@ pub struct Patch {
     pub fixups: Option<PathBuf>,
     /// The crates this patch copies into the tree.
     pub vendor: Vec<VendorLine>,
+    /// The files this patch adds (its `adds` file), with their content
+    /// right after it, derived from the series' `tree/` (overlay.rs).
+    pub added: Vec<(String, String)>,
     /// Name and e-mail of the first `Signed-off-by:`, the patch's author.
     pub author: Option<(String, String)>,
 }
 
 impl Patch {
+    /// The patch's change on the first base: a new-file diff for each file
+    /// it adds, then `changes.diff`. `None` when it has neither.
+    pub fn changes_text(&self) -> Result<Option<String>> {
+        let mut out = String::new();
+        for (path, content) in &self.added {
+            out.push_str(&super::overlay::new_file_diff(path, content)?);
+        }
+        if let Some(p) = &self.changes {
+            out.push_str(&read(p)?);
+        }
+        Ok((!out.is_empty()).then_some(out))
+    }
+
     /// The hand-written diffs this patch applies, in order, on the base it
     /// was loaded for: `changes.diff` merged with `changes.<base>.diff`
     /// ([`merge_overrides`]), then `fixup.<base>.diff`. Empty when the
     /// patch only vendors.
     pub fn diffs(&self) -> Result<Vec<String>> {
-        let changes = match &self.changes {
-            Some(p) => Some((read(p)?, p.as_path())),
-            None => None,
-        };
+        let changes = self.changes_text()?;
+        let changes = changes.map(|t| (t, self.changes.as_deref().unwrap_or(Path::new("adds"))));
         let overrides = match &self.overrides {
             Some(p) => Some((read(p)?, p.as_path())),
             None => None,
@@ -475,6 +489,17 @@ pub fn base_version(base: &str) -> Option<&str> {
 /// `message.<base>` and `cover-letter.<base>` files then replace or
 /// override the plain ones), or for the first base (`None`).
 pub fn load(dir: &Path, for_base: Option<&str>) -> Result<Series> {
+    load_with(dir, for_base, true)
+}
+
+/// [`load`] for `--export`, which rewrites the overlay: each patch's
+/// `added` names its `adds` paths with empty contents, and the overlay is
+/// neither read nor checked.
+pub fn load_without_overlay(dir: &Path) -> Result<Series> {
+    load_with(dir, None, false)
+}
+
+fn load_with(dir: &Path, for_base: Option<&str>, overlay: bool) -> Result<Series> {
     let list = dir.join("series");
     if !list.exists() {
         return Err(format!(
@@ -561,22 +586,48 @@ pub fn load(dir: &Path, for_base: Option<&str>) -> Result<Series> {
         } else {
             Vec::new()
         };
-        if changes.is_none() && overrides.is_none() && fixups.is_none() && vendor.is_empty() {
+        let adds_file = pdir.join("adds");
+        let adds = if adds_file.exists() {
+            super::overlay::parse_adds(&read(&adds_file)?, &adds_file)?
+        } else {
+            Vec::new()
+        };
+        if changes.is_none()
+            && overrides.is_none()
+            && fixups.is_none()
+            && vendor.is_empty()
+            && adds.is_empty()
+        {
             return Err(format!(
-                "{}: has neither changes.diff nor vendor lines: the patch would be empty",
+                "{}: has neither changes.diff, adds nor vendor lines: the patch would be empty",
                 pdir.display()
             ));
         }
-        patches.push(Patch {
-            name,
-            message,
-            changes,
-            overrides,
-            fixups,
-            vendor,
-            author,
-        });
+        patches.push((
+            Patch {
+                name,
+                message,
+                changes,
+                overrides,
+                fixups,
+                vendor,
+                added: Vec::new(),
+                author,
+            },
+            adds,
+        ));
     }
+    let patches = if overlay {
+        with_overlay(dir, patches)?
+    } else {
+        patches
+            .into_iter()
+            .map(|(mut p, adds)| {
+                p.added = adds.into_iter().map(|a| (a, String::new())).collect();
+                p
+            })
+            .collect()
+    };
     Ok(Series {
         // A base of `bases` other than the first follows its branch.
         base: for_base.map_or(base, |b| format!("Linux {b}")),
@@ -584,6 +635,43 @@ pub fn load(dir: &Path, for_base: Option<&str>) -> Result<Series> {
         cover_body,
         patches,
     })
+}
+
+/// Fill each patch's `added` from the overlay (`tree/`, overlay.rs), and
+/// check that no `changes.<base>.diff` replaces a file a patch adds (its
+/// change on that base goes into `fixup.<base>.diff`).
+fn with_overlay(dir: &Path, patches: Vec<(Patch, Vec<String>)>) -> Result<Vec<Patch>> {
+    let texts: Vec<Option<String>> = patches
+        .iter()
+        .map(|(p, _)| p.changes.as_deref().map(read).transpose())
+        .collect::<Result<_>>()?;
+    let parts: Vec<super::overlay::PatchParts<'_>> = patches
+        .iter()
+        .zip(&texts)
+        .map(|((p, adds), t)| super::overlay::PatchParts {
+            name: &p.name,
+            adds,
+            changes: t.as_deref().zip(p.changes.as_deref()),
+        })
+        .collect();
+    let added = super::overlay::derive(&super::overlay::dir(dir), &parts)?;
+    let all: BTreeSet<String> = patches.iter().flat_map(|(_, a)| a.clone()).collect();
+    let mut out = Vec::new();
+    for ((mut p, _), added) in patches.into_iter().zip(added) {
+        if let Some(o) = &p.overrides {
+            for (line, path) in diff_paths(&read(o)?, o)? {
+                if all.contains(&path) {
+                    return Err(format!(
+                        "{}:{line}: {path} is a file the series adds: put what differs in the fixup diff",
+                        o.display()
+                    ));
+                }
+            }
+        }
+        p.added = added;
+        out.push(p);
+    }
+    Ok(out)
 }
 
 /// A per-base file (`changes.X.diff`, `fixup.X.diff`, `message.X`) names a base of

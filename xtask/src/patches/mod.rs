@@ -6,7 +6,8 @@
 //!
 //! 1. A scratch git repository (private temp dir) gets the pristine 6.12
 //!    copies of every file a `changes.diff` mentions, committed as the base.
-//! 2. Per patch: `git apply --index changes.diff`, then each vendor line
+//! 2. Per patch: `git apply --index` of the files it adds (from `tree/`,
+//!    overlay.rs) and `changes.diff`, then each vendor line
 //!    copies a crate's `src/**/*.rs` and license files into its tree
 //!    directory (see [`vendor`]: a `// SPDX-License-Identifier:` line from
 //!    the crate's `license` field, `/` as ` OR `, is prepended to every
@@ -33,6 +34,7 @@ mod diffsum;
 mod export;
 pub(crate) mod input;
 mod numbers;
+mod overlay;
 mod placeholder;
 mod scratch;
 mod vendor;
@@ -195,11 +197,13 @@ fn base_files(series: &input::Series, src: &Path) -> Result<Vec<String>> {
     }
     let mut files = BTreeSet::new();
     for p in &series.patches {
+        let adds = PathBuf::from(format!("{}/adds", p.name));
         let Some(diff) = p
             .changes
             .as_ref()
             .or(p.overrides.as_ref())
             .or(p.fixups.as_ref())
+            .or((!p.added.is_empty()).then_some(&adds))
         else {
             continue;
         };
@@ -243,7 +247,7 @@ pub fn generate(series_dir: &Path, base: Option<&str>, src: &Source) -> Result<G
             // changes.diff itself, or on another base changes.diff merged
             // with changes.<base>.diff, then fixup.<base>.diff.
             let diff = match (&p.changes, &p.overrides, &p.fixups) {
-                (Some(c), None, None) => c.clone(),
+                (Some(c), None, None) if p.added.is_empty() => c.clone(),
                 _ => {
                     let d = work.join(format!("{}.{n}.diff", p.name));
                     fs::write(&d, text)
