@@ -47,7 +47,8 @@ pub fn bzimage(flavor: Flavor) -> PathBuf {
     flavor.kernel_build().join("arch/x86/boot/bzImage")
 }
 
-fn make(flavor: Flavor, args: &[&str]) -> Command {
+/// `make -C <flavor's tree> O=<its build>` with the kernel toolchain.
+pub fn make(flavor: Flavor, args: &[&str]) -> Command {
     let mut cmd = env::kernel_make();
     cmd.arg("-C")
         .arg(flavor.kernel_src())

@@ -6,6 +6,17 @@
 //!   `rustc-web`), so this uses `/usr/bin/clippy-driver`.
 //! - `checkpatch.pl --strict` on the shim's C glue and the test module
 //!   written for it (`--no-tree -f`: out-of-tree files).
+//! - The applied series (`fast-src`, the tree `fast-test` builds), as the
+//!   kernel's maintainers would lint it: `make rustfmtcheck` (every `.rs`
+//!   file of the tree, with the kernel's `.rustfmt.toml` and the rustfmt
+//!   of its rustc, Debian's `rustfmt-web`), and the series' Rust objects
+//!   (`kernel/kallsyms_fast/`, `fs/proc/nproc/`: the glue, the vendored
+//!   crates, the name index, nproc's field table) rebuilt with
+//!   `CLIPPY=1 KRUSTFLAGS=-Dwarnings`: the kernel's own clippy flags,
+//!   warnings denied. The sources are kernel/series/tree/ and the crates.
+//! - `duplicates` (a command of the development machine, when it is on
+//!   `PATH`) over the workspace, the shim and the series' tree together:
+//!   its report is printed, for a reader; it never fails the lint.
 //! - `cargo doc --workspace --no-deps` with `RUSTDOCFLAGS=-D warnings`.
 //!
 //! Needs the test kernel (`cargo xtask kernel`) for the first two.
@@ -24,6 +35,12 @@ const C_FILES: &[&str] = &[
 
 /// The clippy driver that matches the kernel's rustc.
 const CLIPPY_DRIVER: &str = "/usr/bin/clippy-driver";
+
+/// The rustfmt of the kernel's rustc (Debian's `rustfmt-web`).
+const KERNEL_RUSTFMT: &str = "/usr/bin/rustfmt";
+
+/// The directories of the applied series that hold its Rust objects.
+const SERIES_RUST_DIRS: &[&str] = &["kernel/kallsyms_fast/", "fs/proc/nproc/"];
 
 /// Run every lint; the first failure stops the run.
 pub fn run() -> Result<u8> {
@@ -62,6 +79,9 @@ pub fn run() -> Result<u8> {
         .args(C_FILES);
     run::status(&mut checkpatch)?;
 
+    series()?;
+    duplicates(&root);
+
     eprintln!("lint: cargo doc --workspace --no-deps (warnings denied)");
     let mut doc = Command::new(env::cargo());
     doc.current_dir(&root)
@@ -70,4 +90,61 @@ pub fn run() -> Result<u8> {
     run::status(&mut doc)?;
     eprintln!("lint: PASS");
     Ok(0)
+}
+
+/// The applied series: `make rustfmtcheck`, then its Rust objects rebuilt
+/// with clippy, warnings denied. Needs `fast-build` configured and built
+/// (`cargo xtask fast-test` does both).
+fn series() -> Result<()> {
+    if !Path::new(KERNEL_RUSTFMT).exists() {
+        return Err(format!(
+            "{KERNEL_RUSTFMT} missing: apt-get install rustfmt-web (rustfmt for rustc-web)"
+        ));
+    }
+    let build = Flavor::Patched.kernel_build();
+    if !build.join("vmlinux").exists() {
+        return Err(format!(
+            "no built patched kernel in {}: run `cargo xtask fast-test` first",
+            build.display()
+        ));
+    }
+    // The committed series, applied (a no-op when the tree has it).
+    crate::tree::prepare_tree()?;
+    eprintln!("lint: the applied series: make rustfmtcheck");
+    run::status(&mut kernel::make(
+        Flavor::Patched,
+        &[&format!("RUSTFMT={KERNEL_RUSTFMT}"), "rustfmtcheck"],
+    ))?;
+    eprintln!(
+        "lint: the applied series: {} with CLIPPY=1 (warnings denied)",
+        SERIES_RUST_DIRS.join(" ")
+    );
+    // CLIPPY=1 changes the objects' command lines, so Kbuild rebuilds
+    // exactly them, through clippy-driver (the next build without it
+    // rebuilds them again, and relinks).
+    let mut args = vec![
+        "CLIPPY=1".to_string(),
+        format!("CLIPPY_DRIVER={CLIPPY_DRIVER}"),
+        "KRUSTFLAGS=-Dwarnings".to_string(),
+    ];
+    args.extend(SERIES_RUST_DIRS.iter().map(|d| d.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run::status(&mut kernel::make(Flavor::Patched, &args))?;
+    Ok(())
+}
+
+/// Print `duplicates`' report over the repository (the workspace, the
+/// shim and kernel/series/tree/), when the command is on `PATH`.
+fn duplicates(root: &Path) {
+    let out = Command::new("duplicates")
+        .current_dir(root)
+        .args(["--most", "40", "--seconds", "60"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            eprintln!("lint: duplicates (the workspace, kmod-shim and kernel/series/tree/; a report, not a verdict):");
+            eprint!("{}", String::from_utf8_lossy(&o.stdout));
+        }
+        _ => eprintln!("lint: `duplicates` is not on PATH here: no duplicates report"),
+    }
 }

@@ -28,6 +28,9 @@ pub const APT_PACKAGES: &[&str] = &[
     // `cargo xtask lint`: clippy for the kernel's rustc (rustup's clippy
     // cannot read the 1.96 libcore the kernel builds against).
     "rust-web-clippy",
+    // `cargo xtask lint`: the kernel's `make rustfmtcheck` on the applied
+    // series, with the rustfmt of the kernel's rustc (/usr/bin/rustfmt).
+    "rustfmt-web",
 ];
 
 /// Oldest rustc the 6.12 kernel accepts.

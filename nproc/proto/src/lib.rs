@@ -441,6 +441,3 @@ impl FieldBitmap {
         out
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -216,7 +216,11 @@ pub mod modules {
         }
 
         fn name(&self, i: usize) -> &[u8] {
-            let Some(off) = self.syms.get(i).and_then(|s| usize::try_from(s.st_name).ok()) else {
+            let Some(off) = self
+                .syms
+                .get(i)
+                .and_then(|s| usize::try_from(s.st_name).ok())
+            else {
                 return &[];
             };
             let p = self.strtab.wrapping_add(off);
@@ -289,8 +293,7 @@ pub mod modules {
         };
         // SAFETY: `kallsyms` is the symtab the index was built from, valid
         // while the module is (the caller's contract).
-        let Some(symtab) = (unsafe { kallsyms.as_ref().and_then(|k| NameSymtab::new(k)) })
-        else {
+        let Some(symtab) = (unsafe { kallsyms.as_ref().and_then(|k| NameSymtab::new(k)) }) else {
             return false;
         };
         let index = NameIndex::from_parts(names.layout, &names.directory, &names.entries);

@@ -1,13 +1,8 @@
 //! Table invariants, and the check that the kernel's C view of the format
 //! (the series' `include/uapi/linux/nproc.h`) is derived from this crate.
 
-extern crate std;
-
-use super::*;
+use nproc_proto::*;
 use std::collections::HashSet;
-use std::format;
-use std::string::String;
-use std::vec::Vec;
 
 fn check_table(table: &[FieldDesc], max: u16) {
     assert_eq!(table.len(), usize::from(max));
