@@ -45,10 +45,11 @@ use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use kallsyms_fast::fast::{collect_module_candidates, find_in_index, sort_module_index, ModEntry};
-use kallsyms_fast::module::{MemRegion, ModuleHit, ModuleLayout, ModuleSymtab, MOD_MEM_NUM_TYPES};
+use kallsyms_fast::module::{MemRegion, ModuleHit, ModuleLayout, MOD_MEM_NUM_TYPES};
 use kallsyms_fast::KSYM_NAME_LEN;
 use kernel::{bindings, static_assert};
 
+use crate::elf_symtab::{c_str, ElfSymtab};
 use crate::zeroed::kv_zeroed;
 
 /// `__module_address()`: the module containing an address, or NULL.
@@ -143,25 +144,21 @@ impl ModView {
         l
     }
 
-    fn sym(&self, i: usize) -> Option<&bindings::elf64_sym> {
-        if i as u64 >= self.num_symtab {
-            return None;
-        }
-        // SAFETY: `symtab` holds `num_symtab` entries, alive while the
-        // view's preempt-disabled section lasts (the view never escapes it:
-        // every `ModView` lives inside a `NoPreempt` scope).
-        Some(unsafe { &*self.symtab.add(i) })
+    /// The module's symtab (`elf_symtab.rs`, the series' own reader), its
+    /// names at most `KSYM_NAME_LEN - 1` bytes, as `strscpy(symname, sym,
+    /// KSYM_NAME_LEN)` keeps; `None` if `num_symtab` does not fit.
+    fn symtab(&self) -> Option<ElfSymtab<'_>> {
+        let n = usize::try_from(self.num_symtab).ok()?;
+        // SAFETY: `symtab` holds `num_symtab` entries naming strings of
+        // `strtab` (the module loader's invariant), alive while the view's
+        // preempt-disabled section lasts (the view never escapes it: every
+        // `ModView` lives inside a `NoPreempt` scope).
+        unsafe { ElfSymtab::new(self.symtab, n, self.strtab, KSYM_NAME_LEN - 1) }
     }
 
-    /// Name of symtab entry `i`: at most `KSYM_NAME_LEN - 1` bytes, as
-    /// `strscpy(symname, sym, KSYM_NAME_LEN)` keeps.
+    /// Name of symtab entry `i` (empty when out of range).
     fn sym_name(&self, i: usize) -> &[u8] {
-        let Some(sym) = self.sym(i) else {
-            return &[];
-        };
-        // SAFETY: `st_name` is an offset into the NUL-terminated strings of
-        // `strtab` (the module loader's invariant for every kept symbol).
-        unsafe { c_str(self.strtab.add(sym.st_name as usize), KSYM_NAME_LEN - 1) }
+        self.symtab().map_or(&[][..], |s| s.name_of(i))
     }
 
     /// `mod->name`.
@@ -169,42 +166,6 @@ impl ModView {
         // SAFETY: `mod->name` is a NUL-terminated array of MODULE_NAME_LEN
         // bytes inside the live module.
         unsafe { c_str(self.name, MODULE_NAME_LEN) }
-    }
-}
-
-/// The bytes of the C string at `p`, at most `max`.
-///
-/// # Safety
-///
-/// `p` must point at a NUL-terminated string, or at `max` readable bytes.
-pub(crate) unsafe fn c_str<'a>(p: *const u8, max: usize) -> &'a [u8] {
-    let mut n = 0;
-    // SAFETY: the caller's contract: bytes up to the NUL or `max` are
-    // readable.
-    while n < max && unsafe { *p.add(n) } != 0 {
-        n += 1;
-    }
-    // SAFETY: as above, `n` bytes were just read.
-    unsafe { core::slice::from_raw_parts(p, n) }
-}
-
-impl ModuleSymtab for ModView {
-    fn num_symtab(&self) -> usize {
-        self.num_symtab as usize
-    }
-
-    fn value(&self, i: usize) -> u64 {
-        self.sym(i).map_or(0, |s| s.st_value)
-    }
-
-    fn is_undef(&self, i: usize) -> bool {
-        // SHN_UNDEF; an entry out of range is never a candidate.
-        self.sym(i)
-            .map_or(true, |s| u32::from(s.st_shndx) == bindings::SHN_UNDEF)
-    }
-
-    fn name(&self, i: usize) -> &[u8] {
-        self.sym_name(i)
     }
 }
 
@@ -360,7 +321,8 @@ pub(crate) fn build(find: ModuleAddressFn, addr: u64) {
         {
             return;
         }
-        collect_module_candidates(&v, &mut entries)
+        v.symtab()
+            .and_then(|s| collect_module_candidates(&s, &mut entries))
     };
     let Some(count) = count else {
         return;

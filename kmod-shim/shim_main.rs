@@ -38,6 +38,9 @@ use kernel::prelude::*;
 
 mod bench;
 mod check;
+// A link to kernel/series/tree/kernel/kallsyms_fast/elf_symtab.rs: the
+// series' own reader of a module's symtab.
+mod elf_symtab;
 mod glue;
 mod loader;
 mod mod_index;

@@ -178,7 +178,7 @@ fn stock(s: &Shim, buf: &mut [u8], address: u64, symbol_offset: i64, add_offset:
     if ret != name.as_ptr() {
         // SAFETY: a NUL-terminated name the stock lookup returned, not in
         // `name` (checked just above).
-        let other = unsafe { mod_index::c_str(ret, KSYM_NAME_LEN - 1) };
+        let other = unsafe { crate::elf_symtab::c_str(ret, KSYM_NAME_LEN - 1) };
         if let Some(dst) = name.get_mut(..other.len()) {
             dst.copy_from_slice(other);
         }
@@ -196,7 +196,7 @@ fn stock(s: &Shim, buf: &mut [u8], address: u64, symbol_offset: i64, add_offset:
         // SAFETY: `mod->name`, NUL-terminated, of a module valid until we
         // reschedule (kallsyms_lookup()'s promise, which the stock
         // `__sprint_symbol()` relies on too).
-        Some(unsafe { mod_index::c_str(modname, MODULE_NAME_LEN) })
+        Some(unsafe { crate::elf_symtab::c_str(modname, MODULE_NAME_LEN) })
     };
     let hit = Hit {
         name_len,

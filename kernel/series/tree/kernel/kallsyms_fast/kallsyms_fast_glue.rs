@@ -274,14 +274,19 @@ pub unsafe extern "C" fn kallsyms_fast_core_symbol(
     len
 }
 
+/// A module's symtab as the per-module indexes read it.
+#[cfg(CONFIG_MODULES)]
+mod elf_symtab;
+
 /// Per-module indexes; `struct mod_kallsyms` exists only with modules.
 #[cfg(CONFIG_MODULES)]
 pub mod modules {
     use super::*;
+    use crate::elf_symtab::ElfSymtab;
     use core::ffi::c_long;
     use kallsyms_fast::fast::module_index::{find_in_region, module_index_capacity};
     use kallsyms_fast::fast::{collect_module_candidates, sort_module_index, ModEntry};
-    use kallsyms_fast::module::{MemRegion, ModuleSymtab};
+    use kallsyms_fast::module::MemRegion;
 
     /// One module's index: the candidate symbols of its `core_kallsyms`,
     /// sorted by address (`core/fast/module_index.rs`).
@@ -302,82 +307,30 @@ pub mod modules {
     }
 
     /// A module's symtab as `find_kallsyms_symbol()` reads it.
-    struct ModSymtab<'a> {
-        syms: &'a [bindings::elf64_sym],
-        strtab: *const u8,
-    }
-
-    impl ModSymtab<'_> {
-        /// # Safety
-        ///
-        /// `k` must be a module's `mod_kallsyms` whose symtab and strtab stay
-        /// valid and unchanged for the returned value's lifetime.
-        unsafe fn new(k: &bindings::mod_kallsyms) -> Option<Self> {
-            if k.symtab.is_null() || k.strtab.is_null() {
-                return None;
-            }
-            let n = usize::try_from(k.num_symtab).ok()?;
-            Some(ModSymtab {
-                // SAFETY: `symtab` holds `num_symtab` entries (the caller's
-                // contract).
-                syms: unsafe { core::slice::from_raw_parts(k.symtab, n) },
-                strtab: k.strtab.cast::<u8>(),
-            })
-        }
-    }
-
-    impl ModuleSymtab for ModSymtab<'_> {
-        fn num_symtab(&self) -> usize {
-            self.syms.len()
-        }
-
-        fn value(&self, i: usize) -> u64 {
-            // kallsyms_symbol_value(): st_value, on every arch that has Rust.
-            self.syms.get(i).map_or(0, |s| s.st_value)
-        }
-
-        fn is_undef(&self, i: usize) -> bool {
-            self.syms
-                .get(i)
-                .map_or(true, |s| u32::from(s.st_shndx) == bindings::SHN_UNDEF)
-        }
-
-        fn name(&self, i: usize) -> &[u8] {
-            let Some(s) = self.syms.get(i) else {
-                return &[];
-            };
-            let Ok(off) = usize::try_from(s.st_name) else {
-                return &[];
-            };
-            // SAFETY: `st_name` of a kept symbol is the offset of a
-            // NUL-terminated string in `strtab` (the module loader's
-            // invariant); reading stops at the NUL or KSYM_NAME_LEN - 1 bytes,
-            // all the kernel's lookups ever copy.
-            unsafe { c_str(self.strtab.wrapping_add(off), KSYM_NAME_LEN - 1) }
-        }
-    }
-
-    /// The bytes of the C string at `p`, at most `max`.
+    ///
+    /// Its names are read up to `name_max` bytes (`elf_symtab.rs`); `None`
+    /// when the module has no symtab.
     ///
     /// # Safety
     ///
-    /// `p` must point at a NUL-terminated string or at `max` readable bytes,
-    /// valid for `'a`.
-    unsafe fn c_str<'a>(p: *const u8, max: usize) -> &'a [u8] {
-        let mut n = 0;
-        // SAFETY: the caller's contract: bytes up to the NUL, at most `max`,
-        // are readable.
-        while n < max && unsafe { *p.add(n) } != 0 {
-            n += 1;
-        }
-        // SAFETY: the `n` bytes just read.
-        unsafe { core::slice::from_raw_parts(p, n) }
+    /// `k` must be a module's `mod_kallsyms` whose symtab and strtab stay
+    /// valid and unchanged for `'a`.
+    pub(crate) unsafe fn module_symtab(
+        k: &bindings::mod_kallsyms,
+        name_max: usize,
+    ) -> Option<ElfSymtab<'_>> {
+        let n = usize::try_from(k.num_symtab).ok()?;
+        // SAFETY: `symtab` holds `num_symtab` entries naming strings of
+        // `strtab` (the module loader's invariant), valid for `'a` (the
+        // caller's contract).
+        unsafe { ElfSymtab::new(k.symtab, n, k.strtab.cast::<u8>(), name_max) }
     }
 
     fn build_module(k: &bindings::mod_kallsyms) -> Option<KBox<ModuleIndex>> {
         // SAFETY: `core_kallsyms` of a module in `do_init_module()`: complete
-        // since `add_kallsyms()`, freed only with the module.
-        let symtab = unsafe { ModSymtab::new(k) }?;
+        // since `add_kallsyms()`, freed only with the module. Names as
+        // `strscpy(symname, sym, KSYM_NAME_LEN)` keeps them.
+        let symtab = unsafe { module_symtab(k, KSYM_NAME_LEN - 1) }?;
         let mut entries = KVVec::from_elem(
             ModEntry::default(),
             module_index_capacity(&symtab),

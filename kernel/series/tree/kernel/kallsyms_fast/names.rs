@@ -172,76 +172,15 @@ pub mod modules {
         entries: KVVec<u32>,
     }
 
-    /// A module's symtab as `find_kallsyms_symbol_value()` reads it. Names
-    /// are read up to `KSYM_NAME_LEN` bytes: a longer one then reads as
-    /// `KSYM_NAME_LEN` bytes, which no query answered here has (`query()`).
-    struct NameSymtab<'a> {
-        syms: &'a [bindings::elf64_sym],
-        strtab: *const u8,
-    }
-
-    impl<'a> NameSymtab<'a> {
-        /// # Safety
-        ///
-        /// `k` must be a module's `mod_kallsyms` whose symtab and strtab
-        /// stay valid and unchanged for `'a`.
-        unsafe fn new(k: &'a bindings::mod_kallsyms) -> Option<Self> {
-            if k.symtab.is_null() || k.strtab.is_null() {
-                return None;
-            }
-            let n = usize::try_from(k.num_symtab).ok()?;
-            Some(NameSymtab {
-                // SAFETY: `symtab` holds `num_symtab` entries (the caller's
-                // contract).
-                syms: unsafe { core::slice::from_raw_parts(k.symtab, n) },
-                strtab: k.strtab.cast::<u8>(),
-            })
-        }
-    }
-
-    impl ModuleSymtab for NameSymtab<'_> {
-        fn num_symtab(&self) -> usize {
-            self.syms.len()
-        }
-
-        fn value(&self, i: usize) -> u64 {
-            // kallsyms_symbol_value(): st_value, on every arch that has Rust.
-            self.syms.get(i).map_or(0, |s| s.st_value)
-        }
-
-        fn is_undef(&self, i: usize) -> bool {
-            self.syms
-                .get(i)
-                .map_or(true, |s| u32::from(s.st_shndx) == bindings::SHN_UNDEF)
-        }
-
-        fn name(&self, i: usize) -> &[u8] {
-            let Some(off) = self
-                .syms
-                .get(i)
-                .and_then(|s| usize::try_from(s.st_name).ok())
-            else {
-                return &[];
-            };
-            let p = self.strtab.wrapping_add(off);
-            let mut n = 0;
-            // SAFETY: `st_name` is the offset of a NUL-terminated string in
-            // `strtab` (the module loader's invariant); reading stops at the
-            // NUL or after KSYM_NAME_LEN bytes.
-            while n < KSYM_NAME_LEN && unsafe { *p.add(n) } != 0 {
-                n += 1;
-            }
-            // SAFETY: the `n` bytes just read.
-            unsafe { core::slice::from_raw_parts(p, n) }
-        }
-    }
-
     /// Builds the name index of `k` (a module's `core_kallsyms`, complete
     /// and unchanging); `None` when out of memory.
     pub(crate) fn build(k: &bindings::mod_kallsyms) -> Option<ModuleNames> {
         // SAFETY: see `kallsyms_fast_module_build()`: `core_kallsyms` of a
         // module in `do_init_module()`, freed only with the module.
-        let symtab = unsafe { NameSymtab::new(k) }?;
+        // Names are read up to `KSYM_NAME_LEN` bytes: a longer one then
+        // reads as `KSYM_NAME_LEN` bytes, which no query answered here has
+        // (`query()`).
+        let symtab = unsafe { crate::modules::module_symtab(k, KSYM_NAME_LEN) }?;
         let cap = module_name_index_capacity(&symtab);
         let layout = NameIndexLayout::for_len(cap);
         let mut directory = KVVec::from_elem(0u32, layout.directory_words, GFP_KERNEL).ok()?;
@@ -293,7 +232,11 @@ pub mod modules {
         };
         // SAFETY: `kallsyms` is the symtab the index was built from, valid
         // while the module is (the caller's contract).
-        let Some(symtab) = (unsafe { kallsyms.as_ref().and_then(|k| NameSymtab::new(k)) }) else {
+        let Some(symtab) = (unsafe {
+            kallsyms
+                .as_ref()
+                .and_then(|k| crate::modules::module_symtab(k, KSYM_NAME_LEN))
+        }) else {
             return false;
         };
         let index = NameIndex::from_parts(names.layout, &names.directory, &names.entries);

@@ -1,0 +1,1 @@
+../kernel/series/tree/kernel/kallsyms_fast/elf_symtab.rs
