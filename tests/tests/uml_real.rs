@@ -1,5 +1,5 @@
 //! A real User-Mode Linux capture (Linux 6.12.117, `ARCH=um` x86_64,
-//! `kernel/uml.config`, made by `cargo xtask uml-test`), resolved by the
+//! `xtask/configs/uml.config`, made by `cargo xtask uml-test`), resolved by the
 //! mirror exactly as the kernel answered. UML's table has every type letter
 //! lowercase, init text below `_stext` (with KALLSYMS_ALL `%pS` prints it
 //! raw), no per-CPU section and a 0x60000000 base; its modules live at

@@ -49,7 +49,7 @@ pub enum Flavor {
     Patched,
     /// The patched kernel built as a distribution kernel is, without lock
     /// debugging, with -O2 and per-CPU slabs (`bench-build`): what
-    /// `nproc-bench` times (see `kernel/bench-kernel.config`).
+    /// `nproc-bench` times (see `xtask/configs/bench-kernel.config`).
     Bench,
 }
 

@@ -4,7 +4,7 @@
 //! 1. The committed series (`patches/kallsyms-fast/`) is applied to a copy
 //!    of the pristine tree (`$KFAST_CACHE/fast-src`), as a user would apply
 //!    it, and built for x86_64 with the test kernel's fragment plus
-//!    `kernel/fast-kernel.config` into `$KFAST_CACHE/fast-build`.
+//!    `xtask/configs/fast-kernel.config` into `$KFAST_CACHE/fast-build`.
 //! 2. The patched kernel boots in QEMU (2 CPUs, lockdep) with
 //!    `guest/fast-init.sh`: the KUnit suite runs at boot and again
 //!    after modules are loaded (every core and module symbol, fast against
@@ -76,7 +76,7 @@ const FLAVOR: Flavor = Flavor::Patched;
 fn guest_run(timeout: Duration) -> Result<u8> {
     let kos = modules::build_these(FLAVOR, &["ksym_many"])?;
     let agent = initramfs::build_agent()?;
-    let helper = initramfs::build_static("xtask", "kfast-shim-guest")?;
+    let helper = initramfs::build_static("kfast-guest-agents", "kfast-shim-guest")?;
     let nproc = initramfs::build_static("nproc-guest", "nproc-guest")?;
     let initrd = initramfs::pack(&initramfs::Spec {
         init: "guest/fast-init.sh",

@@ -3,7 +3,7 @@
 //!
 //! The same patched tree `fast-test` builds for x86_64
 //! (`$KFAST_CACHE/fast-src`, the committed series applied) is built for
-//! `ARCH=um` with `kernel/uml.config` + `kernel/fast-kernel.config` into
+//! `ARCH=um` with `xtask/configs/uml.config` + `xtask/configs/fast-kernel.config` into
 //! `$KFAST_CACHE/fast-uml-build`, and booted once with
 //! `guest/fast-uml-job.sh`:
 //!
@@ -47,7 +47,7 @@ pub struct Options {
     pub timeout: Duration,
     /// The series for this base of `kernel/series/bases` (`7.3`: its
     /// committed series on Debian's linux-source-7.3, built with
-    /// `kernel/uml-7.3.config`), not the first (6.12). Its numbers are
+    /// `xtask/configs/uml-7.3.config`), not the first (6.12). Its numbers are
     /// printed, not recorded: `bench/results/` holds the 6.12 series'.
     #[arg(long, value_name = "X.Y")]
     pub base: Option<String>,
@@ -66,7 +66,7 @@ impl Default for Options {
 /// The patched UML kernel of a base other than the first: Debian's
 /// linux-source-X.Y with `patches/kallsyms-fast-X.Y/` applied in
 /// `$KFAST_CACHE/fast-src-X.Y`, built in `fast-uml-build-X.Y` with
-/// `kernel/uml-X.Y.config` and `kernel/fast-kernel.config`, and bindgen
+/// `xtask/configs/uml-X.Y.config` and `xtask/configs/fast-kernel.config`, and bindgen
 /// on the libclang it needs. `None` for the first base.
 pub(crate) fn base_kernel(name: &str) -> Result<Option<Uml>> {
     let root = env::repo_root();
@@ -92,8 +92,8 @@ pub(crate) fn base_kernel(name: &str) -> Result<Option<Uml>> {
         tree,
         build: env::cache_dir().join(format!("fast-uml-build-{name}")),
         fragments: vec![
-            root.join(format!("kernel/uml-{name}.config")),
-            root.join("kernel/fast-kernel.config"),
+            root.join(format!("xtask/configs/uml-{name}.config")),
+            root.join("xtask/configs/fast-kernel.config"),
         ],
         env: libclang::env_vars()?,
     }))
@@ -105,7 +105,7 @@ pub(crate) fn kernel() -> Uml {
     Uml::from_options(&uml::BuildOptions {
         tree: Some(env::patched_src()),
         build: Some(env::cache_dir().join("fast-uml-build")),
-        fragments: vec![env::repo_root().join("kernel/fast-kernel.config")],
+        fragments: vec![env::repo_root().join("xtask/configs/fast-kernel.config")],
     })
 }
 
@@ -132,7 +132,7 @@ pub fn run(o: &Options) -> Result<u8> {
         &k.make_vars(),
         &env::work_dir().join(format!("fast-uml-modules{suffix}")),
     )?;
-    let shim_guest = initramfs::build_static("xtask", "kfast-shim-guest")?;
+    let shim_guest = initramfs::build_static("kfast-guest-agents", "kfast-shim-guest")?;
     let bench = initramfs::build_static("userspace-bench", "kallsyms-bench")?;
     let job = fs::read_to_string(env::repo_root().join(JOB))
         .map_err(|e| format!("cannot read {JOB}: {e}"))?;
@@ -153,7 +153,7 @@ pub fn run(o: &Options) -> Result<u8> {
     let ta = t.elapsed();
     // 5,000 threads need more than the default 512M: UML's threads-max
     // is memory / (8 * THREAD_SIZE), and with the 32 KiB stacks of
-    // kernel/uml.config 1G allowed 4,096 threads (the sleepers stopped
+    // xtask/configs/uml.config 1G allowed 4,096 threads (the sleepers stopped
     // at about 2,900: EAGAIN); 2G allows 8,192. Pages are only used
     // when touched.
     let boot = uml::boot(&k.image(), root.path(), "mem=2G", o.timeout, &dir)?;

@@ -25,7 +25,7 @@ const GUEST_TARGET: &str = "x86_64-unknown-linux-gnu";
 
 /// Build the static guest agent with cargo; returns the binary path.
 pub fn build_agent() -> Result<PathBuf> {
-    build_static("xtask", "kfast-guest")
+    build_static("kfast-guest-agents", "kfast-guest")
 }
 
 /// Build `bin` of `package` as a static binary for the guest; returns its

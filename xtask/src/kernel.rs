@@ -15,17 +15,17 @@ const CONFIG_STAMP: &str = ".kfast-config-stamp";
 
 /// The kernel config fragment kept in the repository.
 pub fn fragment_path() -> PathBuf {
-    env::repo_root().join("kernel").join("test-kernel.config")
+    env::repo_root().join("xtask/configs/test-kernel.config")
 }
 
 /// What the patched kernel adds to the test kernel's fragment.
 pub fn fast_fragment_path() -> PathBuf {
-    env::repo_root().join("kernel").join("fast-kernel.config")
+    env::repo_root().join("xtask/configs/fast-kernel.config")
 }
 
 /// What the benchmark kernel changes in the patched kernel's fragments.
 pub fn bench_fragment_path() -> PathBuf {
-    env::repo_root().join("kernel").join("bench-kernel.config")
+    env::repo_root().join("xtask/configs/bench-kernel.config")
 }
 
 /// The fragments this kernel is configured from, in merge order (a later

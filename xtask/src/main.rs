@@ -18,7 +18,8 @@
 //! - `uml-test`: build it, boot it on a hostfs root and run the
 //!   mirror-vs-kernel comparison there.
 //! - `lint`: clippy over the shim as Kbuild builds it, checkpatch on its C,
-//!   rustdoc with warnings denied.
+//!   the kernel's `rustfmtcheck` and a `CLIPPY=1` build of the applied
+//!   series, a `duplicates` report, rustdoc with warnings denied.
 //! - `patches`: generate (or `--check`) the `CONFIG_KALLSYMS_FAST` series.
 //! - `fast-test`: apply the series, build and boot the patched kernel:
 //!   KUnit, in-kernel benchmark, module cycles, nproc's access suites, the
@@ -106,7 +107,7 @@ enum Cmd {
     /// Unpack, configure and build the test kernel (incremental).
     Kernel {
         /// The patched kernel instead: the committed series applied and
-        /// kernel/fast-kernel.config added (what fast-test boots).
+        /// xtask/configs/fast-kernel.config added (what fast-test boots).
         #[arg(long)]
         patched: bool,
     },
@@ -409,7 +410,7 @@ struct Row {
 }
 
 /// The steps of `cargo xtask test`, timed: the table at the end is how
-/// the wall times kernel/README.md describes are measured.
+/// the wall times xtask/README.md describes are measured.
 #[derive(Default)]
 struct Steps {
     done: Vec<Row>,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub const MODULES: &[&str] = &["ksym_truth", "ksym_many"];
 
 /// In-tree modules the test kernel builds (`=m` in
-/// `kernel/test-kernel.config`), relative to the kernel build directory.
+/// `xtask/configs/test-kernel.config`), relative to the kernel build directory.
 /// The mirror guest suite loads them after the test modules: their data,
 /// rodata, ro_after_init, `__ksymtab*`, `__tracepoints*`, `__dyndbg`,
 /// `__jump_table` and note sections are what region derivation is checked

@@ -2,7 +2,7 @@
 //!
 //! The patched x86_64 kernel (`CONFIG_NPROC=y`), configured as `fast-test`
 //! configures it but as a distribution kernel is built: without lock
-//! debugging, with -O2 and per-CPU slabs (`kernel/bench-kernel.config`;
+//! debugging, with -O2 and per-CPU slabs (`xtask/configs/bench-kernel.config`;
 //! built in `$KFAST_CACHE/bench-build`, a no-op when current) boots under
 //! QEMU TCG with 2 CPUs and
 //! `guest/nproc-bench-init.sh`. The initramfs carries Debian's
@@ -369,7 +369,7 @@ fn table(r: &Results) -> String {
     let mut t = String::new();
     t.push_str(&format!(
         "nproc benchmark, {LABEL}; the patched kernel built as a distribution \
-         kernel is: -O2, per-CPU slabs, without lock debugging (kernel/bench-kernel.config)\n\
+         kernel is: -O2, per-CPU slabs, without lock debugging (xtask/configs/bench-kernel.config)\n\
          {} tasks, {} processes (what ps ax lists); nps source: {}\n\n",
         r.tasks, r.processes, r.source
     ));
@@ -582,7 +582,7 @@ fn record(host: &Results, icount: &Results) -> Value {
         "processes": host.processes,
         "nps_source": host.source,
         "kernel": "the patched x86_64 kernel built as a distribution kernel is \
-                   (kernel/bench-kernel.config: -O2, per-CPU slabs, no lock debugging)",
+                   (xtask/configs/bench-kernel.config: -O2, per-CPU slabs, no lock debugging)",
         "host_clock": { "label": LABEL, "rows": rows_data(host) },
         "instruction_clock": {
             "label": ICOUNT_LABEL,
@@ -627,7 +627,7 @@ pub fn run(opts: &Options) -> Result<u8> {
     kernel::run(FLAVOR)?;
     let kos = modules::build_these(FLAVOR, &["ksym_many"])?;
     let agent = initramfs::build_agent()?;
-    let helper = initramfs::build_static("xtask", "kfast-nproc-guest")?;
+    let helper = initramfs::build_static("kfast-guest-agents", "kfast-nproc-guest")?;
     let nps = initramfs::build_static("nps", "nps")?;
     let guest = initramfs::build_static("nproc-guest", "nproc-guest")?;
     // nps against /bin/ps over every form it knows, on the nproc source.

@@ -4,7 +4,7 @@
 //! configuration and build: nothing is rebuilt when that step ran).
 //!
 //! One boot runs `guest/nproc-uml-job.sh`, which calls the static
-//! `nproc-guest` binary (nproc/guest) for each suite:
+//! `nproc-guest` binary (guest/nproc-guest) for each suite:
 //!
 //! - field parity, processes and threads scope, as root and as uid 1000:
 //!   every field the kernel and `nproc-proto` declare equals /proc (stat,
@@ -13,7 +13,7 @@
 //!   workqueue name of a task that ran);
 //!   a field without a /proc reader fails;
 //! - a reader in a new pid namespace sees only that namespace's pids
-//!   (kernel/fast-kernel.config asks for `CONFIG_PID_NS`: the guest's
+//!   (xtask/configs/fast-kernel.config asks for `CONFIG_PID_NS`: the guest's
 //!   NOT CHECKED, what a kernel without it gives, fails the run);
 //! - the access model (fs/proc/nproc/nproc_access.c): as uid 1000,
 //!   against a procfs mounted with each `hidepid=` (0, 1, 2, 4), with
@@ -169,7 +169,7 @@ pub fn run(o: &Options) -> Result<u8> {
     }
     let (bad, not_checked) = check_suites(&out);
     fails.extend(bad);
-    // kernel/fast-kernel.config asks for pid namespaces: a suite the
+    // xtask/configs/fast-kernel.config asks for pid namespaces: a suite the
     // kernel could not run is then a failure, not a note.
     fails.extend(
         not_checked

@@ -79,7 +79,7 @@ pub(crate) fn build_initramfs(
     out: &Path,
 ) -> Result<PathBuf> {
     let loader = initramfs::build_static("userspace-bench", "kallsyms-bench")?;
-    let helpers = initramfs::build_static("xtask", "kfast-shim-guest")?;
+    let helpers = initramfs::build_static("kfast-guest-agents", "kfast-shim-guest")?;
     initramfs::pack_with(
         &initramfs::Spec {
             init,

@@ -3,7 +3,7 @@
 //!
 //! UML runs the kernel as an ordinary host process, so in-kernel code runs
 //! at native speed (QEMU TCG does not: see `kernel-notes.md`). The build is
-//! `make ARCH=um defconfig` plus `kernel/uml.config`, verified like the x86
+//! `make ARCH=um defconfig` plus `xtask/configs/uml.config`, verified like the x86
 //! test kernel, in its own build directory (`$KFAST_CACHE/uml-build` unless
 //! `--build` says otherwise) so that a patched tree (`--tree`) builds beside
 //! the stock one.
@@ -42,7 +42,7 @@ pub struct BuildOptions {
     /// Build (`O=`) directory (default: `$KFAST_CACHE/uml-build`).
     #[arg(long, value_name = "DIR")]
     pub build: Option<PathBuf>,
-    /// A further config fragment merged after `kernel/uml.config` (e.g. a
+    /// A further config fragment merged after `xtask/configs/uml.config` (e.g. a
     /// patched tree's `CONFIG_KALLSYMS_FAST=y`), verified like it;
     /// repeatable.
     #[arg(long = "config", value_name = "FILE")]
@@ -56,7 +56,7 @@ pub struct Uml {
     pub tree: PathBuf,
     /// `O=` build directory.
     pub build: PathBuf,
-    /// Config fragments merged over `defconfig`, in order: `kernel/uml.config`
+    /// Config fragments merged over `defconfig`, in order: `xtask/configs/uml.config`
     /// first.
     pub fragments: Vec<PathBuf>,
     /// Environment the kernel's `make` runs with beyond the usual (a
@@ -206,7 +206,7 @@ impl Uml {
 /// 14"; init killed), and so would it on an AVX2-only host. Upstream
 /// sizes them at run time since 6.14 (7.3's tree has no such line and
 /// is left alone). UML's `thread_info`, which holds one such buffer,
-/// sits on the kernel stack: `kernel/uml.config` gives 32 KiB stacks
+/// sits on the kernel stack: `xtask/configs/uml.config` gives 32 KiB stacks
 /// (`KERNEL_STACK_ORDER=3`) so that 11 KiB of it leave room. (Using the
 /// legacy FXSAVE registers instead, as UML does on a host without
 /// XSAVE, was tried here: busybox's `/init` then died in glibc's start-up
@@ -274,7 +274,7 @@ fn uml_make_vars(x86: &[String]) -> Vec<String> {
 
 /// The UML config fragment kept in the repository.
 pub fn fragment_path() -> PathBuf {
-    env::repo_root().join("kernel").join("uml.config")
+    env::repo_root().join("xtask/configs/uml.config")
 }
 
 /// `cargo xtask uml`.

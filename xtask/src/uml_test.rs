@@ -20,7 +20,7 @@ use crate::{compare, console, env, fast_uml, initramfs, modules, wchan_check, Re
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// In-tree modules the UML config builds (`=m` in `kernel/uml.config`),
+/// In-tree modules the UML config builds (`=m` in `xtask/configs/uml.config`),
 /// loaded after the test modules for their data sections.
 pub const IN_TREE: &[&str] = &[
     "lib/crc-itu-t.ko",
@@ -30,7 +30,7 @@ pub const IN_TREE: &[&str] = &[
 ];
 
 /// The same on Linux 7.3, whose Kconfig no longer lets a config choose
-/// the CRC library modules (`kernel/uml-7.3.config`).
+/// the CRC library modules (`xtask/configs/uml-7.3.config`).
 pub const IN_TREE_7_3: &[&str] = &["fs/binfmt_misc.ko"];
 
 /// Command-line options of `uml-test`.
@@ -45,7 +45,7 @@ pub struct Options {
     #[arg(long = "cmdline", value_name = "TEXT", default_value = "")]
     extra_cmdline: String,
     /// Build the tree with the committed series applied and
-    /// `CONFIG_KALLSYMS_FAST` off (`kernel/fast-off.config`) instead of
+    /// `CONFIG_KALLSYMS_FAST` off (`xtask/configs/fast-off.config`) instead of
     /// the pristine tree: what `cargo xtask test` runs.
     #[arg(long)]
     patched_off: bool,
@@ -88,7 +88,7 @@ pub fn run(o: &Options) -> Result<u8> {
         build.tree = Some(env::patched_src());
         build
             .fragments
-            .push(env::repo_root().join("kernel/fast-off.config"));
+            .push(env::repo_root().join("xtask/configs/fast-off.config"));
     }
     let (k, in_tree, suffix) = match &o.base {
         Some(b) => {
