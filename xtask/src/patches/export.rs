@@ -230,7 +230,7 @@ pub fn run(series_dir: &Path, dir: &Path) -> Result<()> {
 
 /// The header of a written `adds` file.
 const ADDS_HEADER: &str = "# The files this patch adds; each is tree/<path>, as after the whole\n\
-                           # series (kernel/series/README.md, \"The overlay\").\n";
+                           # series (kernel/series/README.md, \"tree/ and adds\").\n";
 
 /// Every added file into `tree/` as the last commit has it; overlay files
 /// no patch adds any more are removed.
