@@ -143,9 +143,12 @@ impl AddrIndexLayout {
         for (start, l) in level_start.iter_mut().zip(level_len.iter_mut()) {
             *start = total;
             *l = len;
-            // Bounded by the table's size: no saturation in practice, and
-            // a saturated size is refused by the allocation.
-            total = total.saturating_add(len);
+            // Every level is padded to whole nodes (with u32::MAX keys,
+            // above every routed key), so that every node the search
+            // visits is FAN keys: no partial node to count. Bounded by the
+            // table's size: no saturation in practice, and a saturated
+            // size is refused by the allocation.
+            total = total.saturating_add(len.div_ceil(FAN).saturating_mul(FAN));
             levels = levels.saturating_add(1);
             if len <= FAN {
                 break;
@@ -440,6 +443,12 @@ pub fn build_addr_index<'a>(
             let i = start.checked_add(j).ok_or_else(short)?;
             *keys.get_mut(i).ok_or_else(short)? = k;
         }
+        // The level's last node padded to FAN keys, above every key.
+        let end = len.div_ceil(FAN).saturating_mul(FAN);
+        for j in len..end {
+            let i = start.checked_add(j).ok_or_else(short)?;
+            *keys.get_mut(i).ok_or_else(short)? = u32::MAX;
+        }
     }
     Ok(AddrIndex {
         layout,
@@ -605,32 +614,33 @@ impl<'a> AddrIndex<'a> {
     /// The leaf block whose first key is the last one not above `q`, from
     /// the top level down; `None` when the storage does not route `q`
     /// (wrong storage: never for an index this module built).
+    ///
+    /// Every level is padded to whole nodes of FAN keys, and every node
+    /// the search visits starts with a key not above `q` (the top's first
+    /// key is 0, a lower node's first key is the one chosen above it), so
+    /// each level is one bounds-checked `get` of a node and a branchless
+    /// rank. A top level of more than FAN keys (a table that outgrew
+    /// MAX_LEVELS) is counted whole first. Wrong storage gives a wrong
+    /// block or `None`, never a panic.
     #[inline]
     fn route(&self, q: u32) -> Option<usize> {
         let l = &self.layout;
         let top = l.levels.checked_sub(1)?;
-        let mut idx = 0usize;
-        for lvl in (0..=top).rev() {
-            let start = *l.level_start.get(lvl)?;
-            let len = *l.level_len.get(lvl)?;
-            let level = self.keys.get(start..start.checked_add(len)?)?;
-            // The top level is searched whole (at most FAN keys unless the
-            // table outgrew MAX_LEVELS); below it, the FAN keys under the
-            // key chosen one level up.
-            let (base, node) = if lvl == top {
-                (0, level)
-            } else {
-                let base = idx.checked_mul(FAN)?;
-                let node = level.get(base..base.saturating_add(FAN).min(len))?;
-                (base, node)
-            };
-            // The node's first key is the one chosen above, not above q
-            // (key 0 is 0 at the top): the count is at least 1.
-            let rank = match node.first_chunk::<FAN>() {
-                Some(full) if node.len() == FAN => rank_from_first(full, |_, k| k <= q),
-                _ => count_keys_le(node, q),
-            };
-            idx = base.checked_add(rank.checked_sub(1)?)?;
+        let top_len = *l.level_len.get(top)?;
+        let (mut idx, below) = if top_len > FAN {
+            let start = *l.level_start.get(top)?;
+            let level = self.keys.get(start..start.checked_add(top_len)?)?;
+            (count_keys_le(level, q).checked_sub(1)?, top)
+        } else {
+            (0, l.levels)
+        };
+        for &start in l.level_start.get(..below)?.iter().rev() {
+            // A wrapped index (wrong storage only) fails the `get`.
+            let base = idx.wrapping_mul(FAN);
+            let node = self.keys.get(start.wrapping_add(base)..)?;
+            let node = node.first_chunk::<FAN>()?;
+            // The rank is at least 1 (the node's first key is not above q).
+            idx = base.wrapping_add(rank_from_first(node, |_, k| k <= q).wrapping_sub(1));
         }
         Some(idx)
     }
