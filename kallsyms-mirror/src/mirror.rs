@@ -371,7 +371,10 @@ impl Mirror {
         Mainline::new(self.tables.view(), self.tables.sections)
     }
 
-    /// The fast path over the core tables.
+    /// The fast path over the core tables. Inline, so that a caller in
+    /// another crate (the benchmark) copies only the fields its lookup
+    /// reads, not the whole index layout, on every call.
+    #[inline]
     pub fn fast(&self) -> FastCore<'_> {
         FastCore {
             tables: self.tables.view(),
