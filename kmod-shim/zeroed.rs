@@ -12,7 +12,7 @@ pub(crate) fn kv_zeroed<T: Clone + Default>(n: usize) -> Result<KVVec<T>, AllocE
     KVVec::from_elem(T::default(), n, GFP_KERNEL)
 }
 
-/// Empty token slots in kvmalloc'd memory. `TokenSlots` is 4.3 KiB: it is
+/// Empty token slots in kvmalloc'd memory. `TokenSlots` is 4.5 KiB: it is
 /// zeroed by the allocator (`__GFP_ZERO`), never built on the kernel stack.
 pub(crate) fn kv_token_slots() -> Result<KVBox<TokenSlots>, AllocError> {
     let slots = KVBox::<TokenSlots>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;

@@ -28,16 +28,23 @@
 //! computed against an older module set can never be returned after the
 //! bump: entries whose generation differs from the current one are misses.
 //!
-//! # Replacement: CLOCK (second chance), an LRU approximation
+//! # Replacement: not recently used, an LRU approximation
 //!
 //! Each entry has a referenced bit. A hit sets it only if it is clear, so a
 //! hot entry costs no store at all in the steady state, whatever else is
 //! inserted. An insert takes the first empty or stale way of the set, else
-//! walks the ways clearing referenced bits and evicts the first way found
-//! unreferenced: an entry used since the last eviction scan survives it.
-//! (A true LRU with per-hit timestamps was measured first; with a cold
-//! tail every insert forced the next hit on each hot entry to store, which
-//! across CPUs means bouncing lines.)
+//! the first way not referenced since it was inserted or since the set's
+//! bits were last cleared, reading the bits without writing them; only
+//! when every way of the set is referenced does it clear them all and evict
+//! the way at a rotating hand. A name looked up once (a task sleeping
+//! somewhere unusual) so takes the place of another such name, not of a hot
+//! entry: an entry used since it was inserted survives every insert until
+//! all of its set is in use. (CLOCK, second chance, was measured before:
+//! its eviction scan cleared the bits of the hot entries it passed, so a
+//! stream of one-off names evicted hot ones, about 4% of the lookups of the
+//! benchmark's wchan mix. A true LRU with per-hit timestamps before that:
+//! with a cold tail every insert forced the next hit on each hot entry to
+//! store, which across CPUs means bouncing lines.)
 //!
 //! There are no hit/miss counters: a shared counter would be a store to
 //! one line from every CPU on every hit, the contention this design avoids.
@@ -332,6 +339,7 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         let set = self.set_of(addr);
         let current = self.generation();
         let mut victim: Option<&Entry> = None;
+        let mut unreferenced: Option<&Entry> = None;
         for e in set {
             let eg = e.generation.load(Ordering::Relaxed);
             if eg == current && e.key.load(Ordering::Relaxed) == addr {
@@ -341,19 +349,23 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             if eg != current && victim.is_none() {
                 victim = Some(e);
             }
-        }
-        if victim.is_none() {
-            // Second chance, starting at a rotating hand.
-            // The hand wraps at 2^32 by design: only its residue matters.
-            let hand = self.clock.fetch_add(1, Ordering::Relaxed) as usize;
-            let start = hand.checked_rem(WAYS).unwrap_or(0);
-            for e in set.iter().cycle().skip(start).take(WAYS.saturating_mul(2)) {
-                if e.referenced.swap(0, Ordering::Relaxed) == 0 {
-                    victim = Some(e);
-                    break;
-                }
+            if unreferenced.is_none() && e.referenced.load(Ordering::Relaxed) == 0 {
+                unreferenced = Some(e);
             }
         }
+        let victim = match victim.or(unreferenced) {
+            Some(e) => Some(e),
+            None => {
+                // Every way used since the last clear: a new round, and the
+                // way at a rotating hand goes. The hand wraps at 2^32 by
+                // design: only its residue matters.
+                for e in set {
+                    e.referenced.store(0, Ordering::Relaxed);
+                }
+                let hand = self.clock.fetch_add(1, Ordering::Relaxed) as usize;
+                set.get(hand.checked_rem(WAYS).unwrap_or(0))
+            }
+        };
         let Some(e) = victim else { return false };
         let s = e.seq.load(Ordering::Relaxed);
         if s & 1 != 0

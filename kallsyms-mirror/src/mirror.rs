@@ -371,7 +371,10 @@ impl Mirror {
         Mainline::new(self.tables.view(), self.tables.sections)
     }
 
-    /// The fast path over the core tables.
+    /// The fast path over the core tables. Inline, so that a caller in
+    /// another crate (the benchmark) copies only the fields its lookup
+    /// reads, not the whole index layout, on every call.
+    #[inline]
     pub fn fast(&self) -> FastCore<'_> {
         FastCore {
             tables: self.tables.view(),
@@ -462,19 +465,35 @@ impl Mirror {
     }
 
     /// What `/proc/PID/wchan` prints for a task whose `get_wchan()` is `addr`.
+    ///
+    /// A cache hit is this function alone: the miss and the uncached
+    /// algorithms are out of line, so that the hit saves and restores no
+    /// registers for them.
     pub fn wchan(&self, algo: Algo, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         if algo == Algo::Cached && addr != 0 {
             let generation = self.cache.generation();
             if format::wchan_cached(out, &self.cache, addr) {
                 return;
             }
-            let found = self.resolve(Algo::Fast, addr, name).is_some();
-            if found {
-                self.cache.insert(addr, generation, name.as_bytes());
-            }
-            format::wchan(out, addr, found.then_some(name.as_bytes()));
-            return;
+            return self.wchan_miss(addr, generation, name, out);
         }
+        self.wchan_uncached(algo, addr, name, out);
+    }
+
+    /// [`wchan`](Self::wchan) after a cache miss: resolve, insert under
+    /// the generation snapshot taken before the probe.
+    #[inline(never)]
+    fn wchan_miss(&self, addr: u64, generation: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
+        let found = self.resolve(Algo::Fast, addr, name).is_some();
+        if found {
+            self.cache.insert(addr, generation, name.as_bytes());
+        }
+        format::wchan(out, addr, found.then_some(name.as_bytes()));
+    }
+
+    /// [`wchan`](Self::wchan) without the cache.
+    #[inline(never)]
+    fn wchan_uncached(&self, algo: Algo, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         let found = addr != 0 && self.resolve(algo, addr, name).is_some();
         format::wchan(out, addr, found.then_some(name.as_bytes()));
     }

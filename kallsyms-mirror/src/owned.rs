@@ -41,6 +41,7 @@ pub struct OwnedTables {
 
 impl OwnedTables {
     /// A borrowed view of these tables.
+    #[inline]
     pub fn view(&self) -> KallsymsTables<'_> {
         KallsymsTables {
             num_syms: self.offsets.len() as u32,

@@ -89,7 +89,8 @@ enum Command {
         /// Root of the machine's files.
         #[arg(long, default_value = "/")]
         root: PathBuf,
-        /// uniform, wchan, kernel-core (patch 5's core-uniform) or kernel-zipf.
+        /// uniform, wchan, kernel-core (patch 5's core-uniform), kernel-zipf, or names
+        /// (name -> address, with mainline or fast).
         #[arg(long, default_value = "uniform")]
         stream: String,
         /// mainline, fast, cached, or a core-only index layout: current, tree (main), buckets (7da9f19).

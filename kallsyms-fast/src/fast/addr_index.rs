@@ -11,12 +11,13 @@
 //! static search tree routes an address to its block: level 0 holds the
 //! address (as a `u32` distance from the first indexed symbol) of every
 //! block's first symbol, level 1 every 16th key of level 0, and so on up to
-//! a level of at most 16 keys. Every node is 16 keys, one 64-byte line.
-//! The top level is searched by counting the keys not above the address;
-//! a full node below it, whose first key is known not to be above, by a
-//! branchless binary search of four compares and conditional moves (no
-//! branch on the data, and a quarter of the counting's instructions, which
-//! were most of a lookup's). The answer is then the last of the block's
+//! a level of at most 16 keys. Every level is padded with `u32::MAX` keys
+//! to whole nodes of 16 keys, one 64-byte line each (64-byte aligned in
+//! the key storage). Every node a search visits, the top included (its
+//! first key is 0), starts with a key known not to be above the address,
+//! and is ranked by a branchless binary search of four compares and
+//! conditional moves (no branch on the data, and a quarter of the
+//! instructions of counting the keys, which were most of a lookup's). The answer is then the last of the block's
 //! addresses not above the address: one line of `kallsyms_offsets`,
 //! ranked the same way.
 //!
@@ -143,9 +144,12 @@ impl AddrIndexLayout {
         for (start, l) in level_start.iter_mut().zip(level_len.iter_mut()) {
             *start = total;
             *l = len;
-            // Bounded by the table's size: no saturation in practice, and
-            // a saturated size is refused by the allocation.
-            total = total.saturating_add(len);
+            // Every level is padded to whole nodes (with u32::MAX keys,
+            // above every routed key), so that every node the search
+            // visits is FAN keys: no partial node to count. Bounded by the
+            // table's size: no saturation in practice, and a saturated
+            // size is refused by the allocation.
+            total = total.saturating_add(len.div_ceil(FAN).saturating_mul(FAN));
             levels = levels.saturating_add(1);
             if len <= FAN {
                 break;
@@ -308,24 +312,78 @@ fn rank_from_first<T: Copy>(node: &[T; FAN], le: impl Fn(usize, T) -> bool) -> u
     i.wrapping_add(1)
 }
 
-/// How many of the full leaf `lo..lo + FAN`'s addresses are not above
-/// `addr`, given that the first is not (the tree routed `addr` here).
+/// [`AddrIndex::symbol_pos`] in a full leaf block `w` the tree routed
+/// `addr` to (its first address is not above `addr`): the block's one line
+/// of `kallsyms_offsets` is read once as an array and decoded with one
+/// test of the encoding, for the rank, the answer's start, the alias
+/// test and the end. The end is the address after the rank (above `addr`,
+/// so above the start: no walk), or, for the block's last symbol, the next
+/// block's key.
 #[inline(always)]
-fn rank_addrs_le(t: &KallsymsTables<'_>, lo: usize, addr: u64) -> Option<usize> {
-    let offs = t.offsets.get(lo..)?.first_chunk::<FAN>()?;
-    // One search per encoding rather than a test of the encoding per entry.
-    Some(match t.encoding {
+fn leaf_pos(t: &KallsymsTables<'_>, s: &Sections, w: Window, addr: u64) -> Option<SymbolPos> {
+    let offs = t.offsets.get(w.lo..)?.first_chunk::<FAN>()?;
+    // One body per encoding rather than a test of the encoding per entry.
+    match t.encoding {
         OffsetEncoding::RelativeBase {
             base,
             absolute_percpu: true,
-        } => rank_from_first(offs, |_, o| decode_offset(o, base, true) <= addr),
+        } => leaf_pos_with(t, s, w, offs, addr, |_, o| decode_offset(o, base, true)),
         OffsetEncoding::RelativeBase {
             base,
             absolute_percpu: false,
-        } => rank_from_first(offs, |_, o| decode_offset(o, base, false) <= addr),
-        OffsetEncoding::PcRelative { table_addr } => rank_from_first(offs, |j, o| {
-            decode_pc_relative(table_addr, lo.wrapping_add(j), o) <= addr
+        } => leaf_pos_with(t, s, w, offs, addr, |_, o| decode_offset(o, base, false)),
+        OffsetEncoding::PcRelative { table_addr } => leaf_pos_with(t, s, w, offs, addr, |j, o| {
+            decode_pc_relative(table_addr, w.lo.wrapping_add(j), o)
         }),
+    }
+}
+
+/// [`leaf_pos`] for one encoding: `dec(j, offs[j])` is the address of
+/// position `w.lo + j`.
+#[inline(always)]
+fn leaf_pos_with(
+    t: &KallsymsTables<'_>,
+    s: &Sections,
+    w: Window,
+    offs: &[i32; FAN],
+    addr: u64,
+    dec: impl Fn(usize, i32) -> u64,
+) -> Option<SymbolPos> {
+    // 1..=FAN: the first address is not above addr.
+    let rank = rank_from_first(offs, |j, o| dec(j, o) <= addr);
+    let i = rank.wrapping_sub(1);
+    let start = dec(i, *offs.get(i)?);
+    let cand = w.lo.wrapping_add(i);
+    // Back to the first alias. Most symbols have no alias before them:
+    // one load (in the line, but for the block's first symbol) says so,
+    // and the search runs only when there is one.
+    let prev = match offs.get(i.wrapping_sub(1)) {
+        Some(&o) => Some(dec(i.wrapping_sub(1), o)),
+        None => cand.checked_sub(1).and_then(|p| t.sym_address(p)),
+    };
+    let pos = if prev == Some(start) {
+        partition_point(t, 0, cand.saturating_sub(1), |a| a < start)
+    } else {
+        cand
+    };
+    // The end is the next address above `start`: the one after the rank,
+    // above `addr`. For the block's last symbol that is the next block's
+    // first address, which its key gives without a load of the next line
+    // of `kallsyms_offsets`. (Were that address `start`, the tree would
+    // have routed to the next block; the tests keep wrong storage from
+    // giving a size of 0.)
+    let next = match offs.get(rank) {
+        Some(&o) => Some(dec(rank, o)),
+        None => w.next_addr,
+    };
+    let end = match next {
+        Some(a) if a > start => a,
+        _ => t.symbol_end(s, cand.saturating_add(1), start, addr)?,
+    };
+    Some(SymbolPos {
+        pos,
+        size: end.wrapping_sub(start),
+        offset: addr.wrapping_sub(start),
     })
 }
 
@@ -440,6 +498,12 @@ pub fn build_addr_index<'a>(
             let i = start.checked_add(j).ok_or_else(short)?;
             *keys.get_mut(i).ok_or_else(short)? = k;
         }
+        // The level's last node padded to FAN keys, above every key.
+        let end = len.div_ceil(FAN).saturating_mul(FAN);
+        for j in len..end {
+            let i = start.checked_add(j).ok_or_else(short)?;
+            *keys.get_mut(i).ok_or_else(short)? = u32::MAX;
+        }
     }
     Ok(AddrIndex {
         layout,
@@ -459,8 +523,10 @@ impl<'a> AddrIndex<'a> {
     pub fn symbol_pos(&self, t: &KallsymsTables<'_>, s: &Sections, addr: u64) -> Option<SymbolPos> {
         let n = t.len();
         let w = self.window(t, addr)?;
+        if w.routed && w.hi.checked_sub(w.lo) == Some(FAN) {
+            return leaf_pos(t, s, w, addr);
+        }
         let upper = match w.hi.checked_sub(w.lo) {
-            Some(FAN) if w.routed => w.lo.saturating_add(rank_addrs_le(t, w.lo, addr)?),
             Some(len) if len <= FAN => w.lo.saturating_add(count_addrs_le(t, w.lo, w.hi, addr)),
             _ => upper_bound(t, w.lo, w.hi, addr),
         };
@@ -518,9 +584,24 @@ impl<'a> AddrIndex<'a> {
         let Some(block) = self.route(q).filter(|_| q != u32::MAX) else {
             return Some(whole(0, n));
         };
-        let lo = l.block_start(block).filter(|&p| p < n)?;
-        let nb = block.saturating_add(1);
-        let hi = l.block_start(nb).map_or(n, |p| p.min(n));
+        // block_start(block + 1) (lead < FAN: no underflow for a routed
+        // block, which is below `blocks`), and block_start(block) FAN
+        // before it but for block 0, with no checked arithmetic: wrong
+        // storage may give a wrong window, which the loads still check.
+        let nb = block.wrapping_add(1);
+        let next_start = nb
+            .wrapping_mul(FAN)
+            .wrapping_add(l.first)
+            .wrapping_sub(l.lead);
+        let lo = if block == 0 {
+            l.first
+        } else {
+            next_start.wrapping_sub(FAN)
+        };
+        if lo >= n {
+            return None;
+        }
+        let hi = next_start.min(n);
         self.prefetch_block(t, block, lo, hi);
         // Level 0 starts the key storage: key `nb` is block nb's first
         // address, exact unless saturated.
@@ -605,32 +686,33 @@ impl<'a> AddrIndex<'a> {
     /// The leaf block whose first key is the last one not above `q`, from
     /// the top level down; `None` when the storage does not route `q`
     /// (wrong storage: never for an index this module built).
+    ///
+    /// Every level is padded to whole nodes of FAN keys, and every node
+    /// the search visits starts with a key not above `q` (the top's first
+    /// key is 0, a lower node's first key is the one chosen above it), so
+    /// each level is one bounds-checked `get` of a node and a branchless
+    /// rank. A top level of more than FAN keys (a table that outgrew
+    /// MAX_LEVELS) is counted whole first. Wrong storage gives a wrong
+    /// block or `None`, never a panic.
     #[inline]
     fn route(&self, q: u32) -> Option<usize> {
         let l = &self.layout;
         let top = l.levels.checked_sub(1)?;
-        let mut idx = 0usize;
-        for lvl in (0..=top).rev() {
-            let start = *l.level_start.get(lvl)?;
-            let len = *l.level_len.get(lvl)?;
-            let level = self.keys.get(start..start.checked_add(len)?)?;
-            // The top level is searched whole (at most FAN keys unless the
-            // table outgrew MAX_LEVELS); below it, the FAN keys under the
-            // key chosen one level up.
-            let (base, node) = if lvl == top {
-                (0, level)
-            } else {
-                let base = idx.checked_mul(FAN)?;
-                let node = level.get(base..base.saturating_add(FAN).min(len))?;
-                (base, node)
-            };
-            // The node's first key is the one chosen above, not above q
-            // (key 0 is 0 at the top): the count is at least 1.
-            let rank = match node.first_chunk::<FAN>() {
-                Some(full) if node.len() == FAN => rank_from_first(full, |_, k| k <= q),
-                _ => count_keys_le(node, q),
-            };
-            idx = base.checked_add(rank.checked_sub(1)?)?;
+        let top_len = *l.level_len.get(top)?;
+        let (mut idx, below) = if top_len > FAN {
+            let start = *l.level_start.get(top)?;
+            let level = self.keys.get(start..start.checked_add(top_len)?)?;
+            (count_keys_le(level, q).checked_sub(1)?, top)
+        } else {
+            (0, l.levels)
+        };
+        for &start in l.level_start.get(..below)?.iter().rev() {
+            // A wrapped index (wrong storage only) fails the `get`.
+            let base = idx.wrapping_mul(FAN);
+            let node = self.keys.get(start.wrapping_add(base)..)?;
+            let node = node.first_chunk::<FAN>()?;
+            // The rank is at least 1 (the node's first key is not above q).
+            idx = base.wrapping_add(rank_from_first(node, |_, k| k <= q).wrapping_sub(1));
         }
         Some(idx)
     }

@@ -3,7 +3,7 @@
 //! The kernel's `kallsyms_expand_symbol()` looks every token up through
 //! `kallsyms_token_index` and copies it byte by byte up to its NUL. Here the
 //! 256 tokens are copied once, at index build time, into fixed 16-byte slots
-//! with their lengths (4.3 KiB per kernel, not per symbol). Expanding a
+//! with their lengths (4.5 KiB per kernel, not per symbol). Expanding a
 //! token is then one unaligned 16-byte store and an add. A token longer
 //! than a slot is copied from the table, out of line: C-only kernels have
 //! none (the longest is about 10 bytes), but a Rust-enabled one has crate
@@ -15,7 +15,9 @@ use crate::name::{expand_symbol_into, NameBuf};
 use crate::tables::{KallsymsTables, KSYM_NAME_LEN};
 
 const SLOT: usize = 16;
-const LONG: u8 = u8::MAX;
+/// The length of a token longer than a slot: past any name's length, so
+/// that the fast expansion's one bounds compare per token catches it.
+const LONG: u16 = u16::MAX;
 
 /// The token table in fixed slots.
 ///
@@ -25,7 +27,7 @@ const LONG: u8 = u8::MAX;
 #[repr(C)]
 pub struct TokenSlots {
     bytes: [[u8; SLOT]; 256],
-    len: [u8; 256],
+    len: [u16; 256],
 }
 
 impl core::fmt::Debug for TokenSlots {
@@ -46,7 +48,7 @@ impl TokenSlots {
     }
 
     /// Copies the tokens of `t` into `self` in place (the kernel shim keeps
-    /// the 4.3 KiB of slots in allocated memory, not on the stack, and an
+    /// the 4.5 KiB of slots in allocated memory, not on the stack, and an
     /// all-zero `TokenSlots` is valid). `None` when a token is out of
     /// bounds; `self` is then partly filled.
     pub fn fill(&mut self, t: &KallsymsTables<'_>) -> Option<()> {
@@ -58,7 +60,7 @@ impl TokenSlots {
             // Fits a slot iff the prefix exists (then the length is <= 16).
             if let Some(dst) = bytes.get_mut(..tok.len()) {
                 dst.copy_from_slice(tok);
-                *len = u8::try_from(tok.len()).unwrap_or(LONG);
+                *len = u16::try_from(tok.len()).unwrap_or(LONG);
             }
         }
         Some(())
@@ -100,6 +102,56 @@ impl TokenSlots {
         buf[..SLOT - 1].copy_from_slice(&first_slot[1..]);
         // first_len >= 1 (checked above).
         let mut pos = usize::from(first_len).saturating_sub(1);
+        // The fast loop: per token one 16-byte load and store of its slot,
+        // whatever its length (the bytes past it are scratch), and an add.
+        // Its one compare is the store's bounds check: a token longer than
+        // a slot adds LONG (65,535), which fails the next store's check
+        // or the check after the loop, and so does a name that reaches the
+        // buffer's last 16 bytes (over 496 bytes long: rare even among
+        // Rust's mangled names). Either case starts over in
+        // `expand_slow`, out of line: a C kernel has no token longer than
+        // a slot; a Rust-enabled one has crate hashes in 3% of its names.
+        for &b in rest {
+            let src = self.bytes.get(usize::from(b))?;
+            let l = *self.len.get(usize::from(b))?;
+            // As arrays, so that no length check (and panic path) is left.
+            let Some(dst) = buf.get_mut(pos..).and_then(|r| r.first_chunk_mut::<SLOT>()) else {
+                return self.expand_slow(t, off, buf);
+            };
+            dst.copy_from_slice(src);
+            // pos <= KSYM_NAME_LEN - SLOT and l <= u16::MAX: no overflow.
+            pos = pos.wrapping_add(usize::from(l));
+        }
+        if pos > KSYM_NAME_LEN - 1 {
+            return self.expand_slow(t, off, buf);
+        }
+        Some((end, pos))
+    }
+
+    /// [`expand_into`](Self::expand_into) for a name with a token longer
+    /// than a slot, or a name near `KSYM_NAME_LEN`: slots where they fit,
+    /// the long tokens copied from the token table, and the kernel's own
+    /// walk for a name that reaches the buffer's last 16 bytes (which cuts
+    /// it where the kernel does). Out of line and cold: inlined, its
+    /// variable-length copy would be merged with the loop's 16-byte slot
+    /// copy into a `memcpy` call per token.
+    #[cold]
+    #[inline(never)]
+    fn expand_slow(
+        &self,
+        t: &KallsymsTables<'_>,
+        off: usize,
+        buf: &mut [u8; KSYM_NAME_LEN],
+    ) -> Option<(usize, usize)> {
+        let (bytes, end) = t.record(off)?;
+        let (&first, rest) = bytes.split_first()?;
+        let first_len = *self.len.get(usize::from(first))?;
+        if first_len == LONG || first_len == 0 {
+            return expand_symbol_into(t, off, buf);
+        }
+        let first_slot = self.bytes.get(usize::from(first))?;
+        buf[..SLOT - 1].copy_from_slice(&first_slot[1..]);
+        let mut pos = usize::from(first_len).saturating_sub(1);
         for &b in rest {
             let l = *self.len.get(usize::from(b))?;
             if l == LONG {
@@ -111,19 +163,10 @@ impl TokenSlots {
             }
             // pos <= KSYM_NAME_LEN - 1 and l <= SLOT: no saturation.
             let next = pos.saturating_add(usize::from(l));
-            // A name the kernel would cut at KSYM_NAME_LEN - 1 bytes: the
-            // kernel's own walk.
             if next > KSYM_NAME_LEN - 1 {
                 return expand_symbol_into(t, off, buf);
             }
             let src = self.bytes.get(usize::from(b))?;
-            // A whole slot fits: one 16-byte store, whatever the token's
-            // length (the bytes past it are scratch). As arrays, so that
-            // no length check (and panic path) is left. A name that
-            // reaches the buffer's last 16 bytes (over 496 bytes long:
-            // rare even among Rust's mangled names) takes the kernel's
-            // walk: a byte-wise tail here would be merged by the compiler
-            // with the slot copy into one `memcpy` call per token.
             let Some(dst) = buf.get_mut(pos..).and_then(|r| r.first_chunk_mut::<SLOT>()) else {
                 return expand_symbol_into(t, off, buf);
             };
@@ -143,6 +186,44 @@ impl TokenSlots {
     /// table. `None` for a malformed record.
     #[inline]
     pub fn name_equals(&self, t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bool> {
+        let (bytes, _) = t.record(off)?;
+        let Some((&first, tokens)) = bytes.split_first() else {
+            return Some(name.is_empty());
+        };
+        let first_len = *self.len.get(usize::from(first))?;
+        // An empty or long first token: the general compare.
+        if first_len == LONG || first_len == 0 {
+            return self.name_equals_slow(t, off, name);
+        }
+        // The first token starts with the type character: not compared.
+        let first_tok = u128::from_le_bytes(*self.bytes.get(usize::from(first))?) >> 8;
+        let first_len = usize::from(first_len).saturating_sub(1);
+        let Some(mut rest) = strip_token(name, first_tok, first_len) else {
+            return Some(false);
+        };
+        for &b in tokens {
+            let l = *self.len.get(usize::from(b))?;
+            let next = if l == LONG {
+                rest.strip_prefix(t.token(b)?)
+            } else {
+                let slot = u128::from_le_bytes(*self.bytes.get(usize::from(b))?);
+                strip_token(rest, slot, usize::from(l))
+            };
+            match next {
+                Some(r) => rest = r,
+                None => return Some(false),
+            }
+        }
+        Some(rest.is_empty())
+    }
+
+    /// [`name_equals`](Self::name_equals) for a record whose first token
+    /// is empty or longer than a slot: token by token, each from its slot
+    /// or the table, the type character dropped from the first non-empty
+    /// one.
+    #[cold]
+    #[inline(never)]
+    fn name_equals_slow(&self, t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bool> {
         let (bytes, _) = t.record(off)?;
         let mut rest = name;
         // The first non-empty token starts with the type character, which
@@ -170,12 +251,36 @@ impl TokenSlots {
     }
 }
 
+/// `rest.strip_prefix(token)` for a token of `l <= SLOT` bytes given as
+/// the little-endian value of its slot (bytes past `l` ignored), with no
+/// `memcmp` call: while 16 bytes of `rest` are left, one 16-byte compare
+/// under a mask of the token's length; in the name's last 16 bytes, a
+/// byte loop.
+#[inline(always)]
+fn strip_token(rest: &[u8], token: u128, l: usize) -> Option<&[u8]> {
+    if let Some(chunk) = rest.first_chunk::<SLOT>() {
+        // The low 8 * l bits (none for l = 0, all for l = SLOT).
+        let shift = u32::try_from(SLOT.saturating_sub(l).saturating_mul(8)).unwrap_or(128);
+        let keep = u128::MAX.checked_shr(shift).unwrap_or(0);
+        if (u128::from_le_bytes(*chunk) ^ token) & keep != 0 {
+            return None;
+        }
+    } else {
+        let bytes = token.to_le_bytes();
+        let (head, tok) = (rest.get(..l)?, bytes.get(..l)?);
+        if head.iter().zip(tok).any(|(a, b)| a != b) {
+            return None;
+        }
+    }
+    rest.get(l..)
+}
+
 /// Copies token `b`, longer than a slot, from the token table to
 /// `buf[pos..]`; returns the position after it, or `None` when the name
 /// would pass `KSYM_NAME_LEN - 1` bytes (the caller then takes the
-/// kernel's walk, which cuts it where the kernel does). Out of line and
-/// cold: inlined, its variable-length copy would be merged with the
-/// loop's 16-byte slot copy into a `memcpy` call per token.
+/// kernel's walk, which cuts it where the kernel does). Out of line:
+/// inlined, its variable-length copy would be merged with the loop's
+/// 16-byte slot copy into a `memcpy` call per token.
 #[cold]
 #[inline(never)]
 fn copy_long_token(

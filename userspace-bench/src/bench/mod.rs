@@ -589,7 +589,8 @@ fn name_workload(m: &Mirror, names: &[Vec<u8>], rounds: usize, blaze: Option<&Bl
 pub struct ProfileOptions {
     /// Machine root, as for `bench`.
     pub root: PathBuf,
-    /// `uniform`, `wchan`, `kernel-core` or `kernel-zipf`.
+    /// `uniform`, `wchan`, `kernel-core`, `kernel-zipf`, or `names` (the
+    /// name -> address workload, `mainline` or `fast` only).
     pub stream: String,
     /// `mainline`, `fast`, `cached` (wchan through the cache), or a core
     /// layout: `current`, `tree`, `buckets`.
@@ -617,10 +618,15 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
     let mut rng = Rng::new(0x6b61_6c6c_7379_6d73);
     let uniform = workloads::uniform_text(m, 50_000, &mut rng);
     let wchan = workloads::wchan_mix(m, &loaded.machine.core, 64, 50_000, &mut rng);
+    // The name -> address workload's names (drawn next, as `bench` draws
+    // them); the `names` stream is their indexes.
+    let names = workloads::names(&loaded.machine.core, 50_000, &mut rng);
+    let name_idx: Vec<u64> = (0..names.len() as u64).collect();
     let (kcore, kzipf) = workloads::kernel_streams(m);
     let addrs: &[u64] = match o.stream.as_str() {
         "uniform" => &uniform,
         "wchan" => &wchan,
+        "names" => &name_idx,
         "kernel-core" => &kcore,
         "kernel-zipf" => &kzipf,
         s => return Err(format!("unknown stream {s:?}")),
@@ -629,7 +635,22 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
     let mut buf = NameBuf::new();
     let mut out = SymbolBuf::new();
     let mut raw = [0u8; kallsyms_mirror::KSYM_NAME_LEN];
+    if o.stream == "names" && !matches!(o.algo.as_str(), "mainline" | "fast") {
+        return Err(format!(
+            "the names stream takes mainline or fast, not {:?}",
+            o.algo
+        ));
+    }
+    let names = &names;
     let mut one: Box<dyn FnMut(u64) -> u64> = match o.algo.as_str() {
+        "mainline" | "fast" if o.stream == "names" => {
+            let algo = if o.algo == "fast" {
+                Algo::Fast
+            } else {
+                Algo::Mainline
+            };
+            Box::new(move |i| m.lookup_name(algo, &names[i as usize], &mut buf))
+        }
         "mainline" => Box::new(|a| {
             m.resolve(Algo::Mainline, a, &mut buf)
                 .map_or(0, |r| r.offset)
