@@ -187,44 +187,6 @@ impl TokenSlots {
     #[inline]
     pub fn name_equals(&self, t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bool> {
         let (bytes, _) = t.record(off)?;
-        let Some((&first, tokens)) = bytes.split_first() else {
-            return Some(name.is_empty());
-        };
-        let first_len = *self.len.get(usize::from(first))?;
-        // An empty or long first token: the general compare.
-        if first_len == LONG || first_len == 0 {
-            return self.name_equals_slow(t, off, name);
-        }
-        // The first token starts with the type character: not compared.
-        let first_tok = u128::from_le_bytes(*self.bytes.get(usize::from(first))?) >> 8;
-        let first_len = usize::from(first_len).saturating_sub(1);
-        let Some(mut rest) = strip_token(name, first_tok, first_len) else {
-            return Some(false);
-        };
-        for &b in tokens {
-            let l = *self.len.get(usize::from(b))?;
-            let next = if l == LONG {
-                rest.strip_prefix(t.token(b)?)
-            } else {
-                let slot = u128::from_le_bytes(*self.bytes.get(usize::from(b))?);
-                strip_token(rest, slot, usize::from(l))
-            };
-            match next {
-                Some(r) => rest = r,
-                None => return Some(false),
-            }
-        }
-        Some(rest.is_empty())
-    }
-
-    /// [`name_equals`](Self::name_equals) for a record whose first token
-    /// is empty or longer than a slot: token by token, each from its slot
-    /// or the table, the type character dropped from the first non-empty
-    /// one.
-    #[cold]
-    #[inline(never)]
-    fn name_equals_slow(&self, t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bool> {
-        let (bytes, _) = t.record(off)?;
         let mut rest = name;
         // The first non-empty token starts with the type character, which
         // is not part of the name (as `name_equals` skips it).
@@ -249,30 +211,6 @@ impl TokenSlots {
         }
         Some(rest.is_empty())
     }
-}
-
-/// `rest.strip_prefix(token)` for a token of `l <= SLOT` bytes given as
-/// the little-endian value of its slot (bytes past `l` ignored), with no
-/// `memcmp` call: while 16 bytes of `rest` are left, one 16-byte compare
-/// under a mask of the token's length; in the name's last 16 bytes, a
-/// byte loop.
-#[inline(always)]
-fn strip_token(rest: &[u8], token: u128, l: usize) -> Option<&[u8]> {
-    if let Some(chunk) = rest.first_chunk::<SLOT>() {
-        // The low 8 * l bits (none for l = 0, all for l = SLOT).
-        let shift = u32::try_from(SLOT.saturating_sub(l).saturating_mul(8)).unwrap_or(128);
-        let keep = u128::MAX.checked_shr(shift).unwrap_or(0);
-        if (u128::from_le_bytes(*chunk) ^ token) & keep != 0 {
-            return None;
-        }
-    } else {
-        let bytes = token.to_le_bytes();
-        let (head, tok) = (rest.get(..l)?, bytes.get(..l)?);
-        if head.iter().zip(tok).any(|(a, b)| a != b) {
-            return None;
-        }
-    }
-    rest.get(l..)
 }
 
 /// Copies token `b`, longer than a slot, from the token table to
