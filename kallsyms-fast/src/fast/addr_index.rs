@@ -17,9 +17,9 @@
 //! first key is 0), starts with a key known not to be above the address,
 //! and is ranked by a branchless binary search of four compares and
 //! conditional moves (no branch on the data, and a quarter of the
-//! instructions of counting the keys, which were most of a lookup's). The answer is then the last of the block's
-//! addresses not above the address: one line of `kallsyms_offsets`,
-//! ranked the same way.
+//! instructions of counting the keys, which were most of a lookup's).
+//! The answer is then the last of the block's addresses not above the
+//! address: one line of `kallsyms_offsets`, ranked the same way.
 //!
 //! Beside the keys, the index keeps the byte offset in `kallsyms_names` of
 //! every block's first record (and one past the last record). As soon as
