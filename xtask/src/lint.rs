@@ -11,9 +11,10 @@
 //!   file of the tree, with the kernel's `.rustfmt.toml` and the rustfmt
 //!   of its rustc, Debian's `rustfmt-web`), and the series' Rust objects
 //!   (`kernel/kallsyms_fast/`, `fs/proc/nproc/`: the glue, the vendored
-//!   crates, the name index, nproc's field table) rebuilt with
+//!   crates, the name index, nproc's field table) built with
 //!   `CLIPPY=1 KRUSTFLAGS=-Dwarnings`: the kernel's own clippy flags,
-//!   warnings denied. The sources are kernel/series/tree/ and the crates.
+//!   warnings denied, in `fast-clippy-build` (see [`series`]). The
+//!   sources are kernel/series/tree/ and the crates.
 //! - `duplicates` (a command of the development machine, when it is on
 //!   `PATH`) over the workspace, the shim and the series' tree together:
 //!   its report is printed, for a reader; it never fails the lint.
@@ -23,6 +24,7 @@
 
 use crate::env::Flavor;
 use crate::{env, kernel, run, Result};
+use std::fs;
 use std::path::Path;
 use std::process::Command;
 
@@ -95,41 +97,63 @@ pub fn run() -> Result<u8> {
 /// The applied series: `make rustfmtcheck`, then its Rust objects rebuilt
 /// with clippy, warnings denied. Needs `fast-build` configured and built
 /// (`cargo xtask fast-test` does both).
+///
+/// Both run in a build directory of their own, `fast-clippy-build`, seeded
+/// once from `fast-build` (seed.rs) and given its configuration each time:
+/// `CLIPPY=1` changes the command line of every Rust object (`rust/`
+/// included), so in `fast-build` it would make the next `fast-test`
+/// rebuild them all and relink. Here only what changed since the last
+/// lint is rebuilt, through clippy-driver.
 fn series() -> Result<()> {
     if !Path::new(KERNEL_RUSTFMT).exists() {
         return Err(format!(
             "{KERNEL_RUSTFMT} missing: apt-get install rustfmt-web (rustfmt for rustc-web)"
         ));
     }
-    let build = Flavor::Patched.kernel_build();
-    if !build.join("vmlinux").exists() {
+    let fast = Flavor::Patched.kernel_build();
+    if !fast.join("vmlinux").exists() {
         return Err(format!(
             "no built patched kernel in {}: run `cargo xtask fast-test` first",
-            build.display()
+            fast.display()
         ));
     }
     // The committed series, applied (a no-op when the tree has it).
     crate::tree::prepare_tree()?;
+    let src = Flavor::Patched.kernel_src();
+    let build = env::cache_dir().join("fast-clippy-build");
+    crate::seed::build_dir(&build, &src, std::slice::from_ref(&fast))?;
+    let config = fs::read(fast.join(".config"))
+        .map_err(|e| format!("cannot read {}: {e}", fast.join(".config").display()))?;
+    if fs::read(build.join(".config")).ok().as_ref() != Some(&config) {
+        fs::create_dir_all(&build).map_err(|e| format!("{}: {e}", build.display()))?;
+        fs::write(build.join(".config"), &config)
+            .map_err(|e| format!("cannot write {}: {e}", build.join(".config").display()))?;
+    }
+    let make = |args: &[String]| {
+        let mut cmd = env::kernel_make();
+        cmd.arg("-C")
+            .arg(&src)
+            .arg(format!("O={}", build.display()))
+            .args(env::kernel_make_vars())
+            .args(args);
+        cmd
+    };
     eprintln!("lint: the applied series: make rustfmtcheck");
-    run::status(&mut kernel::make(
-        Flavor::Patched,
-        &[&format!("RUSTFMT={KERNEL_RUSTFMT}"), "rustfmtcheck"],
-    ))?;
+    run::status(&mut make(&[
+        format!("RUSTFMT={KERNEL_RUSTFMT}"),
+        "rustfmtcheck".to_string(),
+    ]))?;
     eprintln!(
         "lint: the applied series: {} with CLIPPY=1 (warnings denied)",
         SERIES_RUST_DIRS.join(" ")
     );
-    // CLIPPY=1 changes the objects' command lines, so Kbuild rebuilds
-    // exactly them, through clippy-driver (the next build without it
-    // rebuilds them again, and relinks).
     let mut args = vec![
         "CLIPPY=1".to_string(),
         format!("CLIPPY_DRIVER={CLIPPY_DRIVER}"),
         "KRUSTFLAGS=-Dwarnings".to_string(),
     ];
     args.extend(SERIES_RUST_DIRS.iter().map(|d| d.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run::status(&mut kernel::make(Flavor::Patched, &args))?;
+    run::status(&mut make(&args))?;
     Ok(())
 }
 
