@@ -7,7 +7,7 @@
 use crate::env::Flavor;
 use crate::{env, kconfig, linux_source, run, seed, setup, Result};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -48,11 +48,16 @@ pub fn bzimage(flavor: Flavor) -> PathBuf {
 }
 
 /// `make -C <flavor's tree> O=<its build>` with the kernel toolchain.
-pub fn make(flavor: Flavor, args: &[&str]) -> Command {
+fn make(flavor: Flavor, args: &[&str]) -> Command {
+    make_at(&flavor.kernel_src(), &flavor.kernel_build(), args)
+}
+
+/// `make -C <tree> O=<build>` with the kernel toolchain.
+pub fn make_at(tree: &Path, build: &Path, args: &[&str]) -> Command {
     let mut cmd = env::kernel_make();
     cmd.arg("-C")
-        .arg(flavor.kernel_src())
-        .arg(format!("O={}", flavor.kernel_build().display()))
+        .arg(tree)
+        .arg(format!("O={}", build.display()))
         .args(env::kernel_make_vars())
         .args(args);
     cmd

@@ -129,31 +129,20 @@ fn series() -> Result<()> {
         fs::write(build.join(".config"), &config)
             .map_err(|e| format!("cannot write {}: {e}", build.join(".config").display()))?;
     }
-    let make = |args: &[String]| {
-        let mut cmd = env::kernel_make();
-        cmd.arg("-C")
-            .arg(&src)
-            .arg(format!("O={}", build.display()))
-            .args(env::kernel_make_vars())
-            .args(args);
-        cmd
-    };
     eprintln!("lint: the applied series: make rustfmtcheck");
-    run::status(&mut make(&[
-        format!("RUSTFMT={KERNEL_RUSTFMT}"),
-        "rustfmtcheck".to_string(),
-    ]))?;
+    run::status(&mut kernel::make_at(
+        &src,
+        &build,
+        &[&format!("RUSTFMT={KERNEL_RUSTFMT}"), "rustfmtcheck"],
+    ))?;
     eprintln!(
         "lint: the applied series: {} with CLIPPY=1 (warnings denied)",
         SERIES_RUST_DIRS.join(" ")
     );
-    let mut args = vec![
-        "CLIPPY=1".to_string(),
-        format!("CLIPPY_DRIVER={CLIPPY_DRIVER}"),
-        "KRUSTFLAGS=-Dwarnings".to_string(),
-    ];
-    args.extend(SERIES_RUST_DIRS.iter().map(|d| d.to_string()));
-    run::status(&mut make(&args))?;
+    let driver = format!("CLIPPY_DRIVER={CLIPPY_DRIVER}");
+    let mut args = vec!["CLIPPY=1", &driver, "KRUSTFLAGS=-Dwarnings"];
+    args.extend(SERIES_RUST_DIRS);
+    run::status(&mut kernel::make_at(&src, &build, &args))?;
     Ok(())
 }
 
@@ -169,6 +158,10 @@ fn duplicates(root: &Path) {
             eprintln!("lint: duplicates (the workspace, kmod-shim and kernel/series/tree/; a report, not a verdict):");
             eprint!("{}", String::from_utf8_lossy(&o.stdout));
         }
-        _ => eprintln!("lint: `duplicates` is not on PATH here: no duplicates report"),
+        Ok(o) => eprintln!(
+            "lint: `duplicates` failed ({}): no duplicates report",
+            o.status
+        ),
+        Err(e) => eprintln!("lint: `duplicates` is not on PATH here ({e}): no duplicates report"),
     }
 }
