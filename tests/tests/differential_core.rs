@@ -6,6 +6,7 @@
 //! one-byte-per-token table.
 
 use kallsyms_fast_tests::{plain_tables, to_pc_relative, token_tables};
+use kallsyms_mirror::fast::addr_index::FAN;
 use kallsyms_mirror::fast::{
     build_addr_index, build_name_index, AddrIndexLayout, FastCore, NameIndexLayout,
 };
@@ -374,9 +375,9 @@ fn token_tables_round_trip_and_use_long_tokens() {
     );
 }
 
-/// The address index's search tree on shapes the random tables rarely
-/// make: runs of over a thousand symbols one byte apart (a kernel's
-/// `.data.once`) between sparse ones, three tree levels, aliases across
+/// The address index on shapes the random tables rarely make: runs of
+/// over a thousand symbols one byte apart (a kernel's `.data.once`)
+/// between sparse ones, radix slots narrow and wide, aliases across
 /// leaf blocks, and (with `_stext` at 0, so that absolute per-CPU symbols
 /// are indexed too) addresses 4 GiB and more above the first indexed
 /// symbol, whose keys saturate and which take the binary search.
@@ -429,7 +430,21 @@ fn address_tree_dense_runs_and_far_addresses() {
             pc_relative: pc.then_some((last + 0x1_0000) & !3),
         };
         let b = build(&k);
-        assert!(b.al.levels >= 3, "three tree levels: {:?}", b.al);
+        // The dense run puts more than FAN blocks into one radix slot (the
+        // binary search of a wide slot), the sparse runs fewer (the FAN
+        // keys ranked at once).
+        let slot_table = &b.buckets[b.al.slot_start..=b.al.slot_start + b.al.slots];
+        let widths: Vec<u32> = slot_table.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            widths.iter().any(|&w| w as usize >= FAN),
+            "a wide slot: {:?}",
+            b.al
+        );
+        assert!(
+            widths.iter().any(|&w| (w as usize) < FAN),
+            "a narrow slot: {:?}",
+            b.al
+        );
         let view = b.tables.view();
         let main = Mainline::new(view, k.sections);
         let tokens = kallsyms_mirror::fast::TokenSlots::new(&view).expect("tokens in bounds");

@@ -7,41 +7,50 @@
 //! section start to the last) are cut into blocks that follow the 64-byte
 //! cache lines of the kernel's own `kallsyms_offsets`: every block but the
 //! first is the [`FAN`] = 16 entries of one line, the first block the
-//! entries from the first indexed one to the end of its line. A small
-//! static search tree routes an address to its block: level 0 holds the
-//! address (as a `u32` distance from the first indexed symbol) of every
-//! block's first symbol, level 1 every 16th key of level 0, and so on up to
-//! a level of at most 16 keys. Every level is padded with `u32::MAX` keys
-//! to whole nodes of 16 keys, one 64-byte line each (64-byte aligned in
-//! the key storage). Every node a search visits, the top included (its
-//! first key is 0), starts with a key known not to be above the address,
-//! and is ranked by a branchless binary search of four compares and
-//! conditional moves (no branch on the data, and a quarter of the
-//! instructions of counting the keys, which were most of a lookup's).
-//! The answer is then the last of the block's addresses not above the
-//! address: one line of `kallsyms_offsets`, ranked the same way.
+//! entries from the first indexed one to the end of its line. Each block
+//! has a key: the address of its first symbol, as a `u32` distance from
+//! the first indexed symbol. A radix slot table routes an address to its
+//! block: slot `j` holds the last block whose key is not above `j <<
+//! shift`, with `shift` chosen so that there are no more slots than
+//! blocks. The answer's block lies between the address's slot's block
+//! and the next slot's; where they are under 16 apart (everywhere but in
+//! the densest ranges) the 16 keys from the first are ranked by a
+//! branchless binary search of four compares and conditional moves, a
+//! wider range by a binary search of the range. The answer is then the
+//! last of the block's addresses not above the address: one line of
+//! `kallsyms_offsets`, ranked the same way.
+//!
+//! The slot table replaced a 16-ary search tree over the keys (commit
+//! 27bbf0a), whose lookup ranked one node per level, four levels on a
+//! 122k-symbol kernel, each waiting for the one above: the slot is one
+//! load computed from the address, and the keys it points to the only
+//! node. In the same process and on the same stream the slot table took
+//! a cold core lookup from 124 to 84 ns (`cargo run --release -p
+//! userspace-bench`, rows "core only"), for a quarter of a byte more
+//! per symbol.
 //!
 //! Beside the keys, the index keeps the byte offset in `kallsyms_names` of
 //! every block's first record (and one past the last record). As soon as
-//! the tree has chosen the block, the lines holding the block's records
+//! the keys have chosen the block, the lines holding the block's records
 //! are prefetched, together with the block's name deltas, while the
 //! block's line of `kallsyms_offsets` is loaded and counted: the answer's
 //! record is one of them. A cold lookup so waits for one round of cache
 //! misses (the offsets line, with the record and delta lines in flight
-//! beside it) after the tree, whose upper levels (1/16 and 1/256 of the
-//! table) and level 0 (a 64-byte line per 256 symbols) stay in the cache.
-//! The tree layout before this one waited for two rounds: the offsets
-//! line, then, once the position was known, the record. Address buckets
-//! (the layout before that) also waited for two: the bucket, then the
-//! offsets and the record.
+//! beside it) after the slot and its keys (a quarter of a byte per
+//! symbol each: they stay in the cache). An earlier tree layout waited
+//! for two rounds: the offsets line, then, once the position was known,
+//! the record. Address buckets (the layout before that) also waited for
+//! two: the bucket, then the offsets and the record.
 //!
-//! Why a tree and not address buckets: kernel symbols are anything but
-//! evenly spread: with `CONFIG_KALLSYMS_ALL`, one 4 KiB page of
-//! `.data.once` holds over a thousand one-byte `__already_done.N` flags.
-//! On a 6.12 UML defconfig a lookup of a uniformly drawn symbol landed in
-//! an equal address bucket of 42 candidates on average, a binary search
-//! of 5-6 dependent loads over several lines. The tree's cost does not
-//! depend on density.
+//! Why slots of blocks and not address buckets of symbols: kernel
+//! symbols are anything but evenly spread: with `CONFIG_KALLSYMS_ALL`,
+//! one 4 KiB page of `.data.once` holds over a thousand one-byte
+//! `__already_done.N` flags. On a 6.12 UML defconfig a lookup of a
+//! uniformly drawn symbol landed in an equal address bucket of 42
+//! candidates on average, a binary search of 5-6 dependent loads over
+//! several lines of `kallsyms_offsets`. A slot spans keys, one per 16
+//! symbols: those thousand flags are some 63 keys in four lines, six
+//! steps of a binary search, and only lookups in that page take it.
 //!
 //! The record of position `pos` is `markers[pos / 256] + name_delta[pos]`:
 //! two independent loads instead of the kernel's walk of up to 255
@@ -59,9 +68,9 @@
 //! copy of the table at another alignment still answers exactly, only its
 //! blocks straddle two lines.
 //!
-//! Memory: the keys take about 4 / 15 of a byte per symbol, the block
-//! record offsets 1 / 4, `name_delta` 2 bytes: about 2.5 bytes per symbol
-//! in all.
+//! Memory: the keys, the slots (at most one per block) and the block
+//! record offsets take a quarter of a byte per symbol each, at most,
+//! `name_delta` 2 bytes: at most 2.75 bytes per symbol in all.
 
 use super::prefetch::prefetch_line;
 use super::SymbolPos;
@@ -71,17 +80,21 @@ use crate::tables::{
     MARKER_STRIDE,
 };
 
-/// Keys per tree node and symbols per leaf block: 16 `u32` keys fill one
-/// 64-byte cache line, and 16 `kallsyms_offsets` entries one or two.
+/// Keys ranked at once and symbols per leaf block: 16 `u32` keys fill
+/// one 64-byte cache line, and so do 16 `kallsyms_offsets` entries.
 pub const FAN: usize = 16;
 
-/// Most tree levels a layout has. With [`FAN`] 16 and at most 2^24
-/// symbols ([`KallsymsTables::validate`]'s limit) six suffice; a table
-/// that needs more gets a top level of more than 16 keys, which is still
-/// searched correctly, only more slowly.
-pub const MAX_LEVELS: usize = 8;
+/// Radix slots per leaf block, at most: the slot table then costs one
+/// `u32` per 16 symbols (a quarter of a byte per symbol), and a slot
+/// covers, on average, the address range of one block.
+pub const SLOTS_PER_BLOCK: usize = 1;
 
 /// Sizes of the storage an [`AddrIndex`] needs for one table.
+///
+/// The `u32` key storage holds, in order: the blocks' keys (`blocks`
+/// of them, then [`FAN`] `u32::MAX` padding words), the radix slot table
+/// (`slots + 1` block numbers from `slot_start`), and the blocks' record
+/// offsets (`blocks + 1` from `rec_start`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AddrIndexLayout {
     /// First indexed position: addresses below its address are searched by
@@ -94,22 +107,22 @@ pub struct AddrIndexLayout {
     /// (0..FAN): block 0 is `first..first + FAN - lead`, block `b > 0`
     /// starts at `first + b * FAN - lead`.
     pub lead: usize,
-    /// Number of blocks (level 0 keys).
+    /// Number of blocks (keys).
     pub blocks: usize,
-    /// Number of tree levels (at least 1).
-    pub levels: usize,
-    /// Start of each level's keys in the key storage (level 0, the
-    /// blocks' first symbols, at 0).
-    pub level_start: [usize; MAX_LEVELS],
-    /// Number of keys of each level.
-    pub level_len: [usize; MAX_LEVELS],
+    /// A key `q` falls in radix slot `q >> shift` (at most 32).
+    pub shift: u32,
+    /// Number of radix slots (at least 1): the last one also takes every
+    /// key above its range.
+    pub slots: usize,
+    /// Start of the slot table in the key storage.
+    pub slot_start: usize,
     /// Start, in the key storage, of the `blocks + 1` record offsets: the
     /// byte offset in `kallsyms_names` of each block's first record, then
     /// the end of the last record.
     pub rec_start: usize,
-    /// Number of `u32` words, tree keys and record offsets together (the
+    /// Number of `u32` words: keys, slot table and record offsets (the
     /// storage's historical name: it held address buckets before the
-    /// tree).
+    /// keys).
     pub bucket_words: usize,
     /// Number of `u16` name deltas (one per symbol).
     pub delta_words: usize,
@@ -136,36 +149,32 @@ impl AddrIndexLayout {
         // later block FAN.
         let indexed = n.saturating_sub(first);
         let blocks = indexed.saturating_add(lead).div_ceil(FAN).max(1);
-        let mut level_start = [0usize; MAX_LEVELS];
-        let mut level_len = [0usize; MAX_LEVELS];
-        let mut len = blocks;
-        let mut total = 0usize;
-        let mut levels = 0usize;
-        for (start, l) in level_start.iter_mut().zip(level_len.iter_mut()) {
-            *start = total;
-            *l = len;
-            // Every level is padded to whole nodes (with u32::MAX keys,
-            // above every routed key), so that every node the search
-            // visits is FAN keys: no partial node to count. Bounded by the
-            // table's size: no saturation in practice, and a saturated
-            // size is refused by the allocation.
-            total = total.saturating_add(len.div_ceil(FAN).saturating_mul(FAN));
-            levels = levels.saturating_add(1);
-            if len <= FAN {
-                break;
-            }
-            len = len.div_ceil(FAN);
+        // The fewest slots that still give each block's range one, at
+        // most: the largest routed key is the last symbol's (a saturated
+        // one, never routed, counts as the largest routable).
+        let last = t
+            .sym_address(n.saturating_sub(1))
+            .map_or(0, |a| key_of(lo, a).min(u32::MAX - 1));
+        let most = blocks.saturating_mul(SLOTS_PER_BLOCK);
+        let mut shift = 0u32;
+        while shift < 32 && slots_for(last, shift) > most {
+            shift = shift.saturating_add(1);
         }
+        let slots = slots_for(last, shift);
+        // Bounded by the table's size: no saturation in practice, and a
+        // saturated size is refused by the allocation.
+        let slot_start = blocks.saturating_add(FAN);
+        let rec_start = slot_start.saturating_add(slots).saturating_add(1);
         Self {
             first,
             lo,
             lead,
             blocks,
-            levels,
-            level_start,
-            level_len,
-            rec_start: total,
-            bucket_words: total.saturating_add(blocks).saturating_add(1),
+            shift,
+            slots,
+            slot_start,
+            rec_start,
+            bucket_words: rec_start.saturating_add(blocks).saturating_add(1),
             delta_words: n,
         }
     }
@@ -203,7 +212,7 @@ struct Window {
     lo: usize,
     hi: usize,
     next_addr: Option<u64>,
-    /// The tree chose this block: its first address is not above the
+    /// The keys chose this block: its first address is not above the
     /// address looked up.
     routed: bool,
 }
@@ -269,6 +278,13 @@ fn key_of(lo: u64, addr: u64) -> u32 {
     u32::try_from(addr.saturating_sub(lo)).unwrap_or(u32::MAX)
 }
 
+/// Radix slots needed for keys up to `last` with `shift`.
+#[inline]
+fn slots_for(last: u32, shift: u32) -> usize {
+    // shift <= 32 and a u64 shift: no overflow; the result is at most 2^32.
+    usize::try_from((u64::from(last) >> shift.min(63)).saturating_add(1)).unwrap_or(usize::MAX)
+}
+
 /// How many elements of `s` satisfy `f`. A full node of [`FAN`] goes
 /// through a fixed-length array, so that the compiler unrolls it into
 /// independent loads and compares with no branch on the data; the count
@@ -283,20 +299,11 @@ fn count_where<T: Copy>(s: &[T], f: impl Fn(T) -> bool) -> usize {
     }
 }
 
-/// How many of `keys` are not above `q`. Sorted keys make this the index
-/// of the first key above `q`; counting instead of searching lets the CPU
-/// issue every load of the line at once and take no data-dependent branch.
-#[inline(always)]
-fn count_keys_le(keys: &[u32], q: u32) -> usize {
-    count_where(keys, |k| k <= q)
-}
-
-/// How many of a full node's sorted values satisfy `le` (are not above
-/// the query), when the first one is known to: a branchless binary search,
-/// four steps of a compare and a conditional move over the node's one or
-/// two lines, where counting takes sixteen compares and adds. A lookup
-/// runs this on every level below the top and on its leaf, and the tree's
-/// counts were most of its instructions. Values that break the premise
+/// How many of 16 sorted values satisfy `le` (are not above the query),
+/// when the first one is known to: a branchless binary search, four steps
+/// of a compare and a conditional move over the values' one or two
+/// lines, where counting takes sixteen compares and adds. A lookup runs
+/// this on its slot's keys and on its leaf. Values that break the premise
 /// (never in an index this module built) give a wrong rank, not a panic.
 /// `le` gets each value's position in the node with it (the PC-relative
 /// encoding's address depends on the position).
@@ -312,7 +319,25 @@ fn rank_from_first<T: Copy>(node: &[T; FAN], le: impl Fn(usize, T) -> bool) -> u
     i.wrapping_add(1)
 }
 
-/// [`AddrIndex::symbol_pos`] in a full leaf block `w` the tree routed
+/// How many of the sorted `keys` are not above `q`, the first one known
+/// not to be: [`rank_from_first`] for a slice of any length, a
+/// branchless binary search of `ceil(log2(len))` steps.
+#[inline]
+fn rank_keys_from_first(keys: &[u32], q: u32) -> usize {
+    // Invariant: the last key not above q is at base..base + len.
+    let mut base = 0usize;
+    let mut len = keys.len();
+    while len > 1 {
+        let half = len / 2;
+        let mid = base.wrapping_add(half);
+        let take = keys.get(mid).is_some_and(|&k| k <= q);
+        base = if take { mid } else { base };
+        len = len.wrapping_sub(half);
+    }
+    base.wrapping_add(1)
+}
+
+/// [`AddrIndex::symbol_pos`] in a full leaf block `w` the keys routed
 /// `addr` to (its first address is not above `addr`): the block's one line
 /// of `kallsyms_offsets` is read once as an array and decoded with one
 /// test of the encoding, for the rank, the answer's start, the alias
@@ -369,7 +394,7 @@ fn leaf_pos_with(
     // The end is the next address above `start`: the one after the rank,
     // above `addr`. For the block's last symbol that is the next block's
     // first address, which its key gives without a load of the next line
-    // of `kallsyms_offsets`. (Were that address `start`, the tree would
+    // of `kallsyms_offsets`. (Were that address `start`, the keys would
     // have routed to the next block; the tests keep wrong storage from
     // giving a size of 0.)
     let next = match offs.get(rank) {
@@ -424,8 +449,8 @@ fn count_where_indexed<T: Copy>(s: &[T], f: impl Fn(usize, T) -> bool) -> usize 
     }
 }
 
-/// Fills `keys` (the layout's `bucket_words` words: tree keys and block
-/// record offsets) and `name_delta` for `t`. The table must have passed
+/// Fills `keys` (the layout's `bucket_words` words: block keys, slots
+/// and block record offsets) and `name_delta` for `t`. The table must have passed
 /// [`KallsymsTables::validate`]; the storage must have the sizes `layout`
 /// gives.
 pub fn build_addr_index<'a>(
@@ -468,43 +493,40 @@ pub fn build_addr_index<'a>(
         .checked_add(layout.blocks)
         .ok_or_else(short)?;
     *keys.get_mut(i).ok_or_else(short)? = end;
-    // Level 0: the key of every block's first symbol; level i + 1: every
-    // FAN-th key of level i.
-    let levels = layout.levels.min(MAX_LEVELS);
-    for lvl in 0..levels {
-        let (Some(&start), Some(&len)) = (layout.level_start.get(lvl), layout.level_len.get(lvl))
-        else {
-            break;
-        };
-        for j in 0..len {
-            let k = if lvl == 0 {
-                let a = layout
-                    .block_start(j)
-                    .filter(|&p| p < n)
-                    .and_then(|p| t.sym_address(p))
-                    .ok_or(TableError::TooShort("kallsyms_offsets"))?;
-                key_of(layout.lo, a)
-            } else {
-                // The level below starts at level_start[lvl - 1].
-                let below = layout
-                    .level_start
-                    .get(lvl.wrapping_sub(1))
-                    .copied()
-                    .and_then(|b| j.checked_mul(FAN)?.checked_add(b))
-                    .and_then(|i| keys.get(i).copied())
-                    .ok_or_else(short)?;
-                below
-            };
-            let i = start.checked_add(j).ok_or_else(short)?;
-            *keys.get_mut(i).ok_or_else(short)? = k;
-        }
-        // The level's last node padded to FAN keys, above every key.
-        let end = len.div_ceil(FAN).saturating_mul(FAN);
-        for j in len..end {
-            let i = start.checked_add(j).ok_or_else(short)?;
-            *keys.get_mut(i).ok_or_else(short)? = u32::MAX;
-        }
+    // The key of every block's first symbol, then FAN keys above every
+    // routed key, so that any FAN keys from a block on can be read.
+    for b in 0..layout.blocks {
+        let a = layout
+            .block_start(b)
+            .filter(|&p| p < n)
+            .and_then(|p| t.sym_address(p))
+            .ok_or(TableError::TooShort("kallsyms_offsets"))?;
+        *keys.get_mut(b).ok_or_else(short)? = key_of(layout.lo, a);
     }
+    keys.get_mut(layout.blocks..layout.slot_start)
+        .ok_or_else(short)?
+        .fill(u32::MAX);
+    // Slot j: the last block whose key is not above j << shift (block 0's
+    // key is 0); then the last block, the bound of the last slot.
+    let last_block = u32::try_from(layout.blocks.saturating_sub(1)).map_err(|_| short())?;
+    let mut b = 0u32;
+    for j in 0..layout.slots {
+        let start = u64::try_from(j).map_err(|_| short())? << layout.shift.min(32);
+        while b < last_block
+            && keys
+                .get(usize::try_from(b).map_err(|_| short())?.saturating_add(1))
+                .is_some_and(|&k| u64::from(k) <= start)
+        {
+            b = b.saturating_add(1);
+        }
+        let i = layout.slot_start.checked_add(j).ok_or_else(short)?;
+        *keys.get_mut(i).ok_or_else(short)? = b;
+    }
+    let i = layout
+        .slot_start
+        .checked_add(layout.slots)
+        .ok_or_else(short)?;
+    *keys.get_mut(i).ok_or_else(short)? = last_block;
     Ok(AddrIndex {
         layout,
         keys,
@@ -545,7 +567,7 @@ impl<'a> AddrIndex<'a> {
         // The end is the next address above `start`. For the block's last
         // symbol that is the next block's first address, which its key
         // gives without a load of the next line of `kallsyms_offsets`.
-        // (Were that address `start`, the tree would have routed to the
+        // (Were that address `start`, the keys would have routed to the
         // next block; the test keeps wrong storage from giving a size of
         // 0.)
         let next = cand.saturating_add(1);
@@ -561,7 +583,7 @@ impl<'a> AddrIndex<'a> {
     }
 
     /// The positions among which the answer for `addr` is the last one
-    /// whose address is not above `addr`: the leaf block the tree routes
+    /// whose address is not above `addr`: the leaf block the keys route
     /// to, or the unindexed low positions, or the whole table for an
     /// address the keys cannot route. Starts the loads of the block's name
     /// records and deltas.
@@ -683,38 +705,37 @@ impl<'a> AddrIndex<'a> {
         Some(off)
     }
 
-    /// The leaf block whose first key is the last one not above `q`, from
-    /// the top level down; `None` when the storage does not route `q`
-    /// (wrong storage: never for an index this module built).
+    /// The leaf block whose first key is the last one not above `q`;
+    /// `None` when the storage does not route `q` (wrong storage: never
+    /// for an index this module built).
     ///
-    /// Every level is padded to whole nodes of FAN keys, and every node
-    /// the search visits starts with a key not above `q` (the top's first
-    /// key is 0, a lower node's first key is the one chosen above it), so
-    /// each level is one bounds-checked `get` of a node and a branchless
-    /// rank. A top level of more than FAN keys (a table that outgrew
-    /// MAX_LEVELS) is counted whole first. Wrong storage gives a wrong
-    /// block or `None`, never a panic.
+    /// The radix slot of `q` bounds the block: not before the slot's
+    /// block (whose key is not above the slot's first key, so not above
+    /// `q`), not after the next slot's (every later key is above the next
+    /// slot's first key). Where the two are less than [`FAN`] apart, as
+    /// they are but in the densest address ranges, the FAN keys from the
+    /// first one are ranked branchlessly (the keys past the bound are
+    /// above `q`, the padding included); a wider range is binary-searched.
+    /// So a lookup waits for two small loads, the slot and its keys, where
+    /// a search tree waits for one node per level. Wrong storage gives a
+    /// wrong block or `None`, never a panic.
     #[inline]
     fn route(&self, q: u32) -> Option<usize> {
         let l = &self.layout;
-        let top = l.levels.checked_sub(1)?;
-        let top_len = *l.level_len.get(top)?;
-        let (mut idx, below) = if top_len > FAN {
-            let start = *l.level_start.get(top)?;
-            let level = self.keys.get(start..start.checked_add(top_len)?)?;
-            (count_keys_le(level, q).checked_sub(1)?, top)
+        let slot = usize::try_from(u64::from(q) >> l.shift.min(32))
+            .unwrap_or(usize::MAX)
+            .min(l.slots.checked_sub(1)?);
+        let i = l.slot_start.wrapping_add(slot);
+        let lo = usize::try_from(*self.keys.get(i)?).ok()?;
+        let hi = usize::try_from(*self.keys.get(i.wrapping_add(1))?).ok()?;
+        let keys = self.keys.get(lo..)?;
+        let rank = if hi.wrapping_sub(lo) < FAN {
+            rank_from_first(keys.first_chunk::<FAN>()?, |_, k| k <= q)
         } else {
-            (0, l.levels)
+            rank_keys_from_first(keys.get(..=hi.wrapping_sub(lo))?, q)
         };
-        for &start in l.level_start.get(..below)?.iter().rev() {
-            // A wrapped index (wrong storage only) fails the `get`.
-            let base = idx.wrapping_mul(FAN);
-            let node = self.keys.get(start.wrapping_add(base)..)?;
-            let node = node.first_chunk::<FAN>()?;
-            // The rank is at least 1 (the node's first key is not above q).
-            idx = base.wrapping_add(rank_from_first(node, |_, k| k <= q).wrapping_sub(1));
-        }
-        Some(idx)
+        // The rank is at least 1 (the first key is not above q).
+        Some(lo.wrapping_add(rank).wrapping_sub(1))
     }
 
     /// [`symbol_pos`](Self::symbol_pos) plus the byte offset of the answer's

@@ -3,9 +3,9 @@
 //! earlier ones, on the same tables, the same token slots and the same
 //! address stream, timed round-robin by [`super::timing::measure`]:
 //!
-//! - [`tree_main`]: main's 16-ary search tree (commit cf1eca5), whose
-//!   leaf block is 16 entries wherever they fall in `kallsyms_offsets`
-//!   and whose answer's record is loaded after the leaf;
+//! - [`tree_27bbf0a`]: the 16-ary search tree of commit 27bbf0a, which
+//!   routes from a top node down four levels on a 122k-symbol table
+//!   where the current layout reads one radix slot and one level;
 //! - [`buckets_7da9f19`]: the equal address buckets of commit 7da9f19.
 //!
 //! The copies serve no answer outside the benchmark; [`Layouts::new`]
@@ -15,7 +15,7 @@
 #![allow(dead_code)] // the copies keep their whole API; the bench uses part of it
 
 pub mod buckets_7da9f19;
-pub mod tree_main;
+pub mod tree_27bbf0a;
 
 use kallsyms_mirror::mirror::Mirror;
 use kallsyms_mirror::{SymbolPos, KSYM_NAME_LEN};
@@ -25,21 +25,21 @@ use kallsyms_mirror::{SymbolPos, KSYM_NAME_LEN};
 pub enum Layout {
     /// The kernel crate's index.
     Current,
-    /// main's tree (cf1eca5).
-    TreeMain,
+    /// 27bbf0a's tree.
+    Tree,
     /// 7da9f19's buckets.
     Buckets,
 }
 
 impl Layout {
     /// All layouts, current first.
-    pub const ALL: [Layout; 3] = [Layout::Current, Layout::TreeMain, Layout::Buckets];
+    pub const ALL: [Layout; 3] = [Layout::Current, Layout::Tree, Layout::Buckets];
 
     /// Row name in the report.
     pub fn row(self) -> &'static str {
         match self {
             Layout::Current => "core only: current layout",
-            Layout::TreeMain => "core only: tree of main (cf1eca5)",
+            Layout::Tree => "core only: tree of 27bbf0a",
             Layout::Buckets => "core only: buckets of 7da9f19",
         }
     }
@@ -48,7 +48,7 @@ impl Layout {
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "current" => Some(Layout::Current),
-            "tree" => Some(Layout::TreeMain),
+            "tree" => Some(Layout::Tree),
             "buckets" => Some(Layout::Buckets),
             _ => None,
         }
@@ -58,7 +58,7 @@ impl Layout {
 /// The earlier layouts' storage, built over a mirror's tables.
 pub struct Layouts<'m> {
     m: &'m Mirror,
-    tree: (tree_main::AddrIndexLayout, Vec<u32>, Vec<u16>),
+    tree: (tree_27bbf0a::AddrIndexLayout, Vec<u32>, Vec<u16>),
     buckets: (buckets_7da9f19::AddrIndexLayout, Vec<u32>, Vec<u16>),
 }
 
@@ -67,10 +67,10 @@ impl<'m> Layouts<'m> {
     /// current one on `streams`.
     pub fn new(m: &'m Mirror, streams: &[&[u64]]) -> Result<Self, String> {
         let f = m.fast();
-        let tl = tree_main::AddrIndexLayout::for_table(&f.tables, &f.sections);
+        let tl = tree_27bbf0a::AddrIndexLayout::for_table(&f.tables, &f.sections);
         let (mut tk, mut td) = (vec![0u32; tl.bucket_words], vec![0u16; tl.delta_words]);
-        tree_main::build_addr_index(&f.tables, tl, &mut tk, &mut td)
-            .map_err(|e| format!("tree of main: {e:?}"))?;
+        tree_27bbf0a::build_addr_index(&f.tables, tl, &mut tk, &mut td)
+            .map_err(|e| format!("tree of 27bbf0a: {e:?}"))?;
         let bl = buckets_7da9f19::AddrIndexLayout::for_table(&f.tables, &f.sections);
         let (mut bk, mut bd) = (vec![0u32; bl.bucket_words], vec![0u16; bl.delta_words]);
         buckets_7da9f19::build_addr_index(&f.tables, bl, &mut bk, &mut bd)
@@ -83,7 +83,7 @@ impl<'m> Layouts<'m> {
         let (mut a, mut b) = ([0u8; KSYM_NAME_LEN], [0u8; KSYM_NAME_LEN]);
         for &addr in streams.iter().flat_map(|s| s.iter()) {
             let want = me.lookup(Layout::Current, addr, &mut a);
-            for l in [Layout::TreeMain, Layout::Buckets] {
+            for l in [Layout::Tree, Layout::Buckets] {
                 let got = me.lookup(l, addr, &mut b);
                 let same = match (want, got) {
                     (Some((p, n)), Some((q, k))) => p == q && a[..n] == b[..k],
@@ -113,9 +113,13 @@ impl<'m> Layouts<'m> {
         }
         let (p, off) = match layout {
             Layout::Current => f.addr.locate(&f.tables, &f.sections, addr)?,
-            Layout::TreeMain => {
+            Layout::Tree => {
                 let (l, k, d) = &self.tree;
-                tree_main::AddrIndex::from_parts(*l, k, d).locate(&f.tables, &f.sections, addr)?
+                tree_27bbf0a::AddrIndex::from_parts(*l, k, d).locate(
+                    &f.tables,
+                    &f.sections,
+                    addr,
+                )?
             }
             Layout::Buckets => {
                 let (l, k, d) = &self.buckets;
@@ -135,7 +139,7 @@ impl<'m> Layouts<'m> {
         let n = self.m.tables().offsets.len().max(1) as f64;
         let bytes = match layout {
             Layout::Current => self.m.fast().addr.layout().bytes(),
-            Layout::TreeMain => self.tree.0.bytes(),
+            Layout::Tree => self.tree.0.bytes(),
             Layout::Buckets => self.buckets.0.bytes(),
         };
         bytes as f64 / n
