@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use kallsyms_mirror::cache::{WchanCache, CACHE_NAME_MAX, RAW_NAME_LEN};
+use kallsyms_mirror::cache::{
+    WchanCache, CACHE_NAME_MAX, RAW_NAME_LEN, SHORT_NAME_LEN, SHORT_NAME_MAX,
+};
 
 fn truth(addr: u64, generation_salt: u64) -> String {
     format!("fn_{:x}_{}", addr, generation_salt)
@@ -42,21 +44,31 @@ fn long_names_are_not_cached() {
 }
 
 /// `get_into` leaves the buffer as `lookup_symbol_name()` does: the name,
-/// its NUL, zeros up to `RAW_NAME_LEN`, the rest untouched; for every
-/// length a name can have in the cache, so each byte of all five words
-/// crosses the shift into place.
+/// its NUL, zeros up to the end of its words (`SHORT_NAME_LEN` bytes for
+/// a name in the entry's first line, `RAW_NAME_LEN` for a longer one), the
+/// rest untouched; for every length a name can have in the cache, so each
+/// byte of all thirteen words crosses the shift into place. Each short
+/// name goes into an entry a long name held before (one set of one way),
+/// whose second line it leaves as it was: no byte of it may show.
 #[test]
 fn get_into_writes_the_name_and_its_nul() {
-    let c: WchanCache<4, 2> = WchanCache::new();
+    let c: WchanCache<1, 1> = WchanCache::new();
+    let long: Vec<u8> = vec![b'L'; CACHE_NAME_MAX];
     for len in 0..=CACHE_NAME_MAX {
+        assert!(c.insert(0x1, c.generation(), &long));
         let name: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
         let addr = 0x100 + len as u64;
         assert!(c.insert(addr, c.generation(), &name), "len {len}");
-        let mut buf = [0xffu8; 64];
+        let mut buf = [0xffu8; 128];
         assert_eq!(c.get_into(addr, &mut buf), Some(len), "len {len}");
         assert_eq!(&buf[..len], name.as_slice(), "len {len}");
-        assert!(buf[len..RAW_NAME_LEN].iter().all(|&b| b == 0), "len {len}");
-        assert!(buf[RAW_NAME_LEN..].iter().all(|&b| b == 0xff), "len {len}");
+        let end = if len <= SHORT_NAME_MAX {
+            SHORT_NAME_LEN
+        } else {
+            RAW_NAME_LEN
+        };
+        assert!(buf[len..end].iter().all(|&b| b == 0), "len {len}");
+        assert!(buf[end..].iter().all(|&b| b == 0xff), "len {len}");
     }
 }
 
