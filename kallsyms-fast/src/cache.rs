@@ -369,10 +369,9 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
                 }
             }
             fence(Ordering::Acquire);
-            if e.seq.load(Ordering::Relaxed) != s1
-                || e.key.load(Ordering::Relaxed) != addr
-                || eg != generation
-            {
+            // An unchanged even count: no writer ran since `s1`, so the key
+            // read above is the entry's and needs no second read.
+            if e.seq.load(Ordering::Relaxed) != s1 || eg != generation {
                 continue;
             }
             if e.referenced.load(Ordering::Relaxed) == 0 {

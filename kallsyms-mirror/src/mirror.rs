@@ -471,19 +471,20 @@ impl Mirror {
     /// registers for them.
     pub fn wchan(&self, algo: Algo, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         if algo == Algo::Cached && addr != 0 {
-            let generation = self.cache.generation();
             if format::wchan_cached(out, &self.cache, addr) {
                 return;
             }
-            return self.wchan_miss(addr, generation, name, out);
+            return self.wchan_miss(addr, name, out);
         }
         self.wchan_uncached(algo, addr, name, out);
     }
 
     /// [`wchan`](Self::wchan) after a cache miss: resolve, insert under
-    /// the generation snapshot taken before the probe.
+    /// the generation snapshot taken before resolving (as the kernel's
+    /// `lookup_symbol_name()` does; a hit needs no snapshot).
     #[inline(never)]
-    fn wchan_miss(&self, addr: u64, generation: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
+    fn wchan_miss(&self, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
+        let generation = self.cache.generation();
         let found = self.resolve(Algo::Fast, addr, name).is_some();
         if found {
             self.cache.insert(addr, generation, name.as_bytes());
