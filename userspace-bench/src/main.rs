@@ -4,6 +4,7 @@
 
 mod bench;
 mod blaze;
+mod latency;
 mod load;
 mod resolve;
 mod shim;
@@ -93,7 +94,7 @@ enum Command {
         /// (name -> address, with mainline or fast).
         #[arg(long, default_value = "uniform")]
         stream: String,
-        /// mainline, fast, cached, or a core-only index layout: current, tree (main), buckets (7da9f19).
+        /// mainline, fast, cached, or a core-only index layout: current, tree (27bbf0a), buckets (7da9f19).
         #[arg(long, default_value = "fast")]
         algo: String,
         /// Lookups to run, cycling over the stream (0: the setup alone).
@@ -102,6 +103,9 @@ enum Command {
     },
     /// Load and enable the kmod-shim kernel module; time /proc/PID/wchan reads.
     Shim(shim::ShimArgs),
+    /// Nanoseconds per dependent load for working sets from 16 KiB to 256 MiB (a pointer
+    /// chase): what each link of a lookup's chain of loads costs on this machine.
+    Latency,
 }
 
 fn main() -> ExitCode {
@@ -135,6 +139,7 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())
         }
         Some(Command::Shim(args)) => shim::run(&args),
+        Some(Command::Latency) => latency::run(),
         Some(Command::Profile {
             root,
             stream,
