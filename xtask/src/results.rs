@@ -182,8 +182,10 @@ pub fn kernel_bench(text: &str) -> Option<Value> {
         }
         let n = |i: usize| w[i].parse::<u64>().ok();
         let x = |i: usize| w[i].parse::<f64>().ok();
+        // Times in nanoseconds: whole in older runs, with two decimals
+        // since the kernel prints hundredths.
         if let (Some(addrs), Some(stock), Some(fast), Some(cached), Some(fx), Some(cx), Some(hit)) =
-            (n(1), n(2), n(3), n(4), x(5), x(6), n(7))
+            (n(1), x(2), x(3), x(4), x(5), x(6), n(7))
         {
             rows.push(json!({
                 "case": w[0],

@@ -78,7 +78,7 @@ struct bench {
 	struct kallsyms_fast_sorted *sorted[BENCH_ADDRS];
 	unsigned int nr_sorted;
 	char sortbuf[KSYM_NAME_LEN];
-	/* The module row's stock time, for module-sorted; 0: not run. */
+	/* The module row's stock ps per call, for module-sorted; 0: not run. */
 	u64 module_stock;
 };
 
@@ -265,12 +265,13 @@ static void do_lookup_name(struct bench *b, unsigned long name)
 }
 
 /*
- * Nanoseconds per call over rounds passes of addrs. Always inlined, and
- * called only from time_case() and time_sorted() with a constant fn, so
- * that the timed loop calls the lookup directly: an indirect call per
- * lookup (and the wrapper's frame) would add the same few nanoseconds to
- * stock and fast and hide part of the ratio of the short paths (a wchan
- * cache hit).
+ * Picoseconds per call over rounds passes of addrs: a cache hit takes a
+ * few nanoseconds, and whole ones moved its ratio by up to a seventh.
+ * Always inlined, and called only from time_case() and time_sorted() with
+ * a constant fn, so that the timed loop calls the lookup directly: an
+ * indirect call per lookup (and the wrapper's frame) would add the same
+ * few nanoseconds to stock and fast and hide part of the ratio of the
+ * short paths (a wchan cache hit).
  */
 static __always_inline u64 time_calls(struct bench *b, bench_fn fn,
 				      const unsigned long *addrs,
@@ -286,7 +287,7 @@ static __always_inline u64 time_calls(struct bench *b, bench_fn fn,
 		ns += ktime_get_ns() - start;
 		cond_resched();
 	}
-	return div64_u64(ns, max_t(u64, (u64)n * rounds, 1));
+	return div64_u64(ns * 1000, max_t(u64, (u64)n * rounds, 1));
 }
 
 enum bench_op { OP_LOOKUP, OP_WCHAN, OP_WCHAN_MISS, OP_SPRINT, OP_NAME };
@@ -342,17 +343,29 @@ static u64 ratio(u64 stock, u64 x)
 	return x ? div64_u64(stock * 100, x) : 0;
 }
 
-static size_t report_case(char *out, size_t len, const char *name,
-			  unsigned int n, const u64 *ns, unsigned int hit)
+/* Picoseconds as nanoseconds with two decimals, right-aligned in 9. */
+static size_t put_ns(char *out, size_t len, u64 ps)
 {
-	u64 fast = ratio(ns[STOCK], ns[FAST]);
-	u64 cached = ratio(ns[STOCK], ns[CACHED]);
+	u64 cns = div64_u64(ps + 5, 10);
 
-	return scnprintf(out, len,
-			 "%-14s %5u %9llu %9llu %9llu %7llu.%02llu %7llu.%02llu %4u\n",
-			 name, n, ns[STOCK], ns[FAST], ns[CACHED],
-			 fast / 100, fast % 100, cached / 100, cached % 100,
-			 hit);
+	return scnprintf(out, len, " %6llu.%02llu", div64_u64(cns, 100),
+			 cns - div64_u64(cns, 100) * 100);
+}
+
+static size_t report_case(char *out, size_t len, const char *name,
+			  unsigned int n, const u64 *ps, unsigned int hit)
+{
+	u64 fast = ratio(ps[STOCK], ps[FAST]);
+	u64 cached = ratio(ps[STOCK], ps[CACHED]);
+	size_t done = scnprintf(out, len, "%-14s %5u", name, n);
+	enum bench_mode m;
+
+	for (m = STOCK; m < MODES; m++)
+		done += put_ns(out + done, len - done, ps[m]);
+	return done + scnprintf(out + done, len - done,
+				" %7llu.%02llu %7llu.%02llu %4u\n",
+				fast / 100, fast % 100, cached / 100,
+				cached % 100, hit);
 }
 
 /* How many module addresses the sorted copies answer unlike stock. */
@@ -388,7 +401,7 @@ static unsigned int sorted_mismatches(struct bench *b)
 static size_t run_sorted(struct bench *b, unsigned int rounds, char *out,
 			 size_t size)
 {
-	u64 ns[MODES] = { 0 }, sort_ns = 0, big_ns = 0;
+	u64 ps[MODES] = { 0 }, sort_ns = 0, big_ns = 0;
 	unsigned int i, nsyms = 0, big = 0, bad;
 	const char *big_name = "";
 	size_t len;
@@ -415,16 +428,16 @@ static size_t run_sorted(struct bench *b, unsigned int rounds, char *out,
 	}
 	/* Every answer of the copies is compared with stock's first. */
 	bad = sorted_mismatches(b);
-	ns[STOCK] = b->module_stock;
-	if (!ns[STOCK]) {
+	ps[STOCK] = b->module_stock;
+	if (!ps[STOCK]) {
 		set_mode(STOCK);
 		time_case(b, OP_LOOKUP, b->module, b->nr_module, 1);
-		ns[STOCK] = time_case(b, OP_LOOKUP, b->module, b->nr_module,
+		ps[STOCK] = time_case(b, OP_LOOKUP, b->module, b->nr_module,
 				      rounds);
 	}
 	time_sorted(b, b->sorted_idx, b->nr_module, 1);
-	ns[FAST] = time_sorted(b, b->sorted_idx, b->nr_module, rounds);
-	len = report_case(out, size, "module-sorted", b->nr_module, ns, 0);
+	ps[FAST] = time_sorted(b, b->sorted_idx, b->nr_module, rounds);
+	len = report_case(out, size, "module-sorted", b->nr_module, ps, 0);
 	len += scnprintf(out + len, size - len,
 			 "# module-sorted: %u symbols of %u module(s) sorted in %llu ns",
 			 nsyms, b->nr_sorted, sort_ns);
@@ -462,14 +475,14 @@ static unsigned int run_bench(struct bench *b, unsigned int rounds,
 	pick_names(b);
 	pick_modules(b);
 	len = scnprintf(bench_report, REPORT_SIZE,
-			"# %u rounds; ns per call; ratio = stock / fast (hundredths)\n"
+			"# %u rounds; ns per call (hundredths); ratio = stock / fast (hundredths)\n"
 			"%-14s %5s %9s %9s %9s %10s %10s %4s\n", rounds, "case",
 			"addrs", "stock", "fast", "cached", "fast-x", "cached-x",
 			"hit%");
 	for (c = 0; c < ARRAY_SIZE(cases); c++) {
 		const unsigned long *addrs = b->core;
 		unsigned int n = BENCH_ADDRS;
-		u64 ns[MODES] = { 0 };
+		u64 ps[MODES] = { 0 };
 		unsigned int hit = 0;
 		enum bench_mode m;
 
@@ -502,15 +515,15 @@ static unsigned int run_bench(struct bench *b, unsigned int rounds,
 				op = OP_WCHAN_MISS;
 			/* One untimed pass warms the caches and the wchan cache. */
 			time_case(b, op, addrs, n, 1);
-			ns[m] = time_case(b, op, addrs, n, rounds);
+			ps[m] = time_case(b, op, addrs, n, rounds);
 			if (m == CACHED)
 				hit = cache_hits(b, addrs, n);
 		}
 		len += report_case(bench_report + len, REPORT_SIZE - len,
-				   cases[c].name, n, ns, hit);
+				   cases[c].name, n, ps, hit);
 		/* module-sorted compares with these, on the same addresses. */
 		if (cases[c].module && cases[c].op == OP_LOOKUP)
-			b->module_stock = ns[STOCK];
+			b->module_stock = ps[STOCK];
 	}
 	if (!*only || !strcmp(only, "module-sorted")) {
 		ran++;
