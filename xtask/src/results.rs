@@ -595,8 +595,8 @@ module-sorted   4096    184706        66         0    2798.57       0.00    0
         let rows = v["rows"].as_array().expect("rows");
         assert_eq!(rows.len(), 7);
         assert_eq!(rows[1]["case"], "core-zipf");
-        assert_eq!(rows[1]["stock_ns"], 444);
-        assert_eq!(rows[1]["cached_ns"], 18);
+        assert_eq!(rows[1]["stock_ns"], 444.0);
+        assert_eq!(rows[1]["cached_ns"], 18.0);
         assert_eq!(rows[1]["cached_x"], 24.66);
         assert_eq!(rows[1]["hit_pct"], 96);
         assert_eq!(v["notes"].as_array().map(Vec::len), Some(1));
