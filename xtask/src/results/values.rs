@@ -40,7 +40,10 @@ pub fn bench(table: &Value, v: &mut Values) {
         for col in ["stock", "fast", "cached"] {
             if let Some(ns) = row[format!("{col}_ns")].as_f64().filter(|n| *n >= 0.0) {
                 v.insert(format!("bench.{case}.{col}_ns"), ns.round() as u64);
-                v.insert(format!("bench.{case}.{col}_cns"), (ns * 100.0).round() as u64);
+                v.insert(
+                    format!("bench.{case}.{col}_cns"),
+                    (ns * 100.0).round() as u64,
+                );
             }
         }
     }
