@@ -15,6 +15,19 @@ use crate::name::{expand_symbol_into, NameBuf};
 use crate::tables::{KallsymsTables, KSYM_NAME_LEN};
 
 const SLOT: usize = 16;
+
+/// How an expansion goes on after its first token.
+enum Start<'t> {
+    /// From the slots: the record's other tokens, the next record's
+    /// offset, and the length written so far.
+    Slots {
+        rest: &'t [u8],
+        end: usize,
+        pos: usize,
+    },
+    /// The kernel's walk: the first token is empty or longer than a slot.
+    Kernel,
+}
 /// The length of a token longer than a slot: past any name's length, so
 /// that the fast expansion's one bounds compare per token catches it.
 const LONG: u16 = u16::MAX;
@@ -87,21 +100,9 @@ impl TokenSlots {
         off: usize,
         buf: &mut [u8; KSYM_NAME_LEN],
     ) -> Option<(usize, usize)> {
-        let (bytes, end) = t.record(off)?;
-        let (&first, rest) = bytes.split_first()?;
-        // A u8 always indexes the 256 slots: these `get`s cannot fail and
-        // compile to plain loads.
-        let first_len = *self.len.get(usize::from(first))?;
-        // The fast path needs every token in a slot; else do what the
-        // kernel does.
-        if first_len == LONG || first_len == 0 {
+        let Start::Slots { rest, end, mut pos } = self.first_token(t, off, buf)? else {
             return expand_symbol_into(t, off, buf);
-        }
-        // The first token starts with the type character: drop it.
-        let first_slot = self.bytes.get(usize::from(first))?;
-        buf[..SLOT - 1].copy_from_slice(&first_slot[1..]);
-        // first_len >= 1 (checked above).
-        let mut pos = usize::from(first_len).saturating_sub(1);
+        };
         // The fast loop: per token one 16-byte load and store of its slot,
         // whatever its length (the bytes past it are scratch), and an add.
         // Its one compare is the store's bounds check: a token longer than
@@ -128,6 +129,38 @@ impl TokenSlots {
         Some((end, pos))
     }
 
+    /// The start of both expansions: the record at `off` split into its
+    /// first token and the rest, the first token's slot (less the type
+    /// character it starts with) copied to `buf`. Returns the rest, the
+    /// next record's offset and the name's length so far;
+    /// [`Start::Kernel`] when the first token is empty or longer than a
+    /// slot; `None` for a malformed record.
+    #[inline(always)]
+    fn first_token<'t>(
+        &self,
+        t: &KallsymsTables<'t>,
+        off: usize,
+        buf: &mut [u8; KSYM_NAME_LEN],
+    ) -> Option<Start<'t>> {
+        let (bytes, end) = t.record(off)?;
+        let (&first, rest) = bytes.split_first()?;
+        // A u8 always indexes the 256 slots: these `get`s cannot fail and
+        // compile to plain loads.
+        let first_len = *self.len.get(usize::from(first))?;
+        if first_len == LONG || first_len == 0 {
+            return Some(Start::Kernel);
+        }
+        // The first token starts with the type character: drop it.
+        let first_slot = self.bytes.get(usize::from(first))?;
+        buf[..SLOT - 1].copy_from_slice(&first_slot[1..]);
+        // first_len >= 1 (checked above).
+        Some(Start::Slots {
+            rest,
+            end,
+            pos: usize::from(first_len).saturating_sub(1),
+        })
+    }
+
     /// [`expand_into`](Self::expand_into) for a name with a token longer
     /// than a slot, or a name near `KSYM_NAME_LEN`: slots where they fit,
     /// the long tokens copied from the token table, and the kernel's own
@@ -143,15 +176,9 @@ impl TokenSlots {
         off: usize,
         buf: &mut [u8; KSYM_NAME_LEN],
     ) -> Option<(usize, usize)> {
-        let (bytes, end) = t.record(off)?;
-        let (&first, rest) = bytes.split_first()?;
-        let first_len = *self.len.get(usize::from(first))?;
-        if first_len == LONG || first_len == 0 {
+        let Start::Slots { rest, end, mut pos } = self.first_token(t, off, buf)? else {
             return expand_symbol_into(t, off, buf);
-        }
-        let first_slot = self.bytes.get(usize::from(first))?;
-        buf[..SLOT - 1].copy_from_slice(&first_slot[1..]);
-        let mut pos = usize::from(first_len).saturating_sub(1);
+        };
         for &b in rest {
             let l = *self.len.get(usize::from(b))?;
             if l == LONG {
