@@ -18,9 +18,9 @@
 #    the nproc source (host clock only).
 # 1. The population: ksym_many's kthreads sleeping in the module, then
 #    processes and threads sleeping in core code.
-# 2. Parity: `nps ax` (and the -eo columns) equal to a `/bin/ps ax` run
-#    just before or after it; the reader's own line is left out (its pid
-#    is known: `sh -c 'echo $$ ...; exec ...'`).
+# 2. Parity: `nps ax` (and the -eo columns) equal line by line to a
+#    `/bin/ps ax` run just before or after it (guest/nps/parity.sh with
+#    PARITY_STRICT=1; the readers' own lines are left out).
 # 3. Timing: N rounds, each one dump of every command in turn, to
 #    /dev/null (`kfast-nproc-guest time`: wall, and user + sys from
 #    wait4's rusage).
@@ -54,71 +54,21 @@ for w in $(cat /proc/cmdline); do
 done
 
 
-# own FILE CMD ARGS...: runs CMD with stdout to FILE, its pid in /tmp/pid.
-own() {
-	out=$1
-	shift
-	sh -c 'echo $$ > /tmp/pid; exec "$@"' sh "$@" > $out
-}
-
-# per_line A B C: A, B and C have as many lines, and every line of B is,
-# byte for byte, the same line of A or of C.
-per_line() {
-	awk -v a="$1" -v c="$3" '
-		FILENAME == a { A[FNR] = $0; na = FNR; next }
-		FILENAME == c { C[FNR] = $0; nc = FNR; next }
-		{ B[FNR] = $0; nb = FNR }
-		END {
-			if (na != nb || nc != nb)
-				exit 1
-			for (i = 1; i <= nb; i++)
-				if (B[i] != A[i] && B[i] != C[i])
-					exit 1
-		}' "$1" "$3" "$2"
-}
-
-# mask_wq FILE: FILE.wq, every kworker's workqueue name replaced by "*".
-# A kworker's comm ends in the workqueue it last worked for
-# (wq_worker_comm()): a busy one (kworker/0:0 flipping between events and
-# mm_percpu_wq under TCG) can change it several times in the 15 s that
-# two ps runs take, so that no snapshot agrees with nps' moment.
-mask_wq() {
-	sed 's/\(kworker\/[^ -]*\)-[^] ]*/\1-*/' "$1" > "$1.wq"
-}
-
-# parity NAME ARGS...: nps ARGS between two runs of /bin/ps ARGS; every
-# line of its output must equal, byte for byte, the same line of one of
-# them: a task that changed once while the three ran (a kworker's current
-# workqueue, a kthread's CPU time ticking over) shows the old or the new
-# value. When that fails only because of kworkers' workqueue names
-# (mask_wq), the try passes and says so. A task that changed twice, or
-# appeared, makes a try inconclusive: up to 5 tries. The readers' own
-# lines are left out.
+# parity NAME ARGS...: nps ARGS against /bin/ps ARGS on the loaded
+# machine, by guest/nps/parity.sh's strict rule (PARITY_STRICT=1: every
+# line of nps byte for byte the same line of one of two ps runs around
+# it, only kworkers' workqueue names masked), up to 5 tries; the PID is
+# the first column of both forms run here.
 parity() {
 	name=$1
 	shift
-	for try in 1 2 3 4 5; do
-		own /tmp/ps1 /bin/ps "$@"
-		sed -i "/^ *$(cat /tmp/pid) /d" /tmp/ps1
-		own /tmp/nps /bin/nps "$@"
-		sed -i "/^ *$(cat /tmp/pid) /d" /tmp/nps
-		own /tmp/ps2 /bin/ps "$@"
-		sed -i "/^ *$(cat /tmp/pid) /d" /tmp/ps2
-		if per_line /tmp/ps1 /tmp/nps /tmp/ps2; then
-			echo "parity $name identical $(wc -l < /tmp/nps) lines, each as one of the two ps runs (try $try)"
-			return
-		fi
-		for f in /tmp/ps1 /tmp/nps /tmp/ps2; do
-			mask_wq $f
-		done
-		if per_line /tmp/ps1.wq /tmp/nps.wq /tmp/ps2.wq; then
-			echo "parity $name identical $(wc -l < /tmp/nps) lines, each as one of the two ps runs once kworkers' workqueue names are masked ($(cmp -l /tmp/ps1 /tmp/nps 2>/dev/null | wc -l) bytes differ from the first) (try $try)"
-			return
-		fi
-		echo "# parity $name try $try: a line of nps is in neither ps run; nps vs the first:"
-		diff /tmp/ps1 /tmp/nps | head -20
-	done
-	fail "nps $* differs from /bin/ps $* in 5 tries"
+	if PARITY_STRICT=1 PARITY_TRIES=5 sh /bin/nps-parity.sh /bin/nps /bin/ps \
+		"$name" 1 "$@" > /tmp/parity 2>&1; then
+		echo "parity $name identical ($(grep "^PASS" /tmp/parity))"
+	else
+		sed 's/^/# /' /tmp/parity
+		fail "nps $* differs from /bin/ps $* in 5 tries"
+	fi
 }
 
 # count WHAT LABEL CMD ARGS...: one run of CMD, its syscalls (WHAT=sys) or
