@@ -2,10 +2,11 @@
 # Load-independent per-lookup counts of the benchmark's lookups, under
 # callgrind: instructions (Ir), data reads (Dr), D1 read misses and
 # last-level read misses per lookup, counted inside profile_loop only.
-# The simulated hierarchy is one core of the development machine (AMD
-# EPYC, 32 KiB L1d, 1 MiB L2), with the L2 as the last level: a "LL miss"
-# is a line that comes from the shared L3 or DRAM, what a cold lookup
-# waits for. Valgrind does not simulate prefetches: a prefetched line is
+# The simulated hierarchy is a fixed core (32 KiB L1d, 1 MiB L2), with
+# the L2 as the last level, so that counts compare across hosts (the
+# development machine is now a VM on an Intel Xeon with 48 KiB L1d and
+# 2 MiB L2): a "LL miss" is a line that comes from the shared L3 or DRAM,
+# what a cold lookup waits for. Valgrind does not simulate prefetches: a prefetched line is
 # counted as a miss of the load that uses it, so the counts say how many
 # lines a lookup needs from beyond the L2, not how many it waits for in
 # a row (docs/architecture.md, "Performance notes", has that analysis).
