@@ -91,7 +91,7 @@ pub const FAN: usize = 16;
 
 /// Radix slots per leaf block, at most: the slot table then costs at most
 /// four `u32` per 16 symbols (a byte per symbol), and almost every slot
-/// spans fewer than [`NEAR`] blocks. One slot per block measured no
+/// spans fewer than `NEAR` (4) blocks. One slot per block measured no
 /// faster on a cold stream and 5-10% slower on the cached ones.
 pub const SLOTS_PER_BLOCK: usize = 4;
 
