@@ -16,7 +16,7 @@ fn truth(addr: u64, generation_salt: u64) -> String {
 /// 39 bytes (about 90), so that its entry uses its second line, and short
 /// names reuse entries that long ones held.
 fn name_of(addr: u64) -> String {
-    if (addr / 16) % 3 == 0 {
+    if (addr / 16).is_multiple_of(3) {
         format!("fn_{addr:x}_{}", "x".repeat(64))
     } else {
         format!("fn_{addr:x}")
