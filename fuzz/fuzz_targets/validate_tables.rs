@@ -320,19 +320,19 @@ fn check(raw: &Raw) {
         let name = n3.as_bytes().to_vec();
         assert_eq!(
             main.lookup_name(&name, &mut n1),
-            fast.lookup_name(&names, &name),
+            fast.lookup_name(&names, &name, &mut n2),
             "name {name:?}"
         );
         let mut longer = name.clone();
         longer.push(b'~');
         assert_eq!(
             main.lookup_name(&longer, &mut n1),
-            fast.lookup_name(&names, &longer)
+            fast.lookup_name(&names, &longer, &mut n2)
         );
         if let Some((_, shorter)) = name.split_last() {
             assert_eq!(
                 main.lookup_name(shorter, &mut n1),
-                fast.lookup_name(&names, shorter)
+                fast.lookup_name(&names, shorter, &mut n2)
             );
         }
     }

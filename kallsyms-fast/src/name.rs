@@ -145,22 +145,6 @@ fn name_tokens<'a>(
     })
 }
 
-/// Compares `name` with the expanded name of the record at `off`, token by
-/// token, stopping at the first difference (no expansion into a buffer).
-/// Returns `None` for a malformed record.
-#[inline]
-pub fn name_equals(t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bool> {
-    let (bytes, _) = t.record(off)?;
-    let mut rest = name;
-    for tok in name_tokens(*t, bytes) {
-        match rest.strip_prefix(tok?) {
-            Some(r) => rest = r,
-            None => return Some(false),
-        }
-    }
-    Some(rest.is_empty())
-}
-
 /// `get_symbol_offset()`: the byte offset of record `pos` in
 /// `kallsyms_names`, found as the kernel finds it: from the marker of its
 /// block of 256, skip up to 255 records one by one. The one copy of this

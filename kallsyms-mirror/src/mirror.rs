@@ -507,7 +507,7 @@ impl Mirror {
         }
         let core = match algo {
             Algo::Linear | Algo::Mainline | Algo::Sorted => self.mainline().lookup_name(name, buf),
-            Algo::Fast | Algo::Cached => self.fast().lookup_name(&self.names(), name),
+            Algo::Fast | Algo::Cached => self.fast().lookup_name(&self.names(), name, buf),
         };
         if let Some(a) = core {
             return a;

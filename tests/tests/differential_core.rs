@@ -276,7 +276,7 @@ fn fast_equals_mainline(k: &Kernel, extra: &[u64]) -> Result<(), TestCaseError> 
     for s in k.symbols.iter().step_by(3) {
         prop_assert_eq!(
             main.lookup_name(&s.name, &mut n1),
-            fast.lookup_name(&names, &s.name),
+            fast.lookup_name(&names, &s.name, &mut n2),
             "name {:?}",
             s.name
         );
@@ -284,7 +284,7 @@ fn fast_equals_mainline(k: &Kernel, extra: &[u64]) -> Result<(), TestCaseError> 
     for absent in [&b"zz"[..], b"", b"abcdeabcde", b"a\xff"] {
         prop_assert_eq!(
             main.lookup_name(absent, &mut n1),
-            fast.lookup_name(&names, absent)
+            fast.lookup_name(&names, absent, &mut n2)
         );
     }
     Ok(())

@@ -204,42 +204,6 @@ impl TokenSlots {
     }
 }
 
-impl TokenSlots {
-    /// Same result as [`name_equals`](crate::name::name_equals): whether
-    /// the record at `off` expands to `name`, token by token, stopping at
-    /// the first difference. A token comes from its slot with its length
-    /// (no scan of the token table for its NUL, which the name index's
-    /// compare did for every token); one longer than a slot from the
-    /// table. `None` for a malformed record.
-    #[inline]
-    pub fn name_equals(&self, t: &KallsymsTables<'_>, off: usize, name: &[u8]) -> Option<bool> {
-        let (bytes, _) = t.record(off)?;
-        let mut rest = name;
-        // The first non-empty token starts with the type character, which
-        // is not part of the name (as `name_equals` skips it).
-        let mut skipped_first = false;
-        for &b in bytes {
-            let l = *self.len.get(usize::from(b))?;
-            let mut tok = if l == LONG {
-                t.token(b)?
-            } else {
-                self.bytes.get(usize::from(b))?.get(..usize::from(l))?
-            };
-            if !skipped_first {
-                if let Some((_, r)) = tok.split_first() {
-                    tok = r;
-                    skipped_first = true;
-                }
-            }
-            match rest.strip_prefix(tok) {
-                Some(r) => rest = r,
-                None => return Some(false),
-            }
-        }
-        Some(rest.is_empty())
-    }
-}
-
 /// Copies token `b`, longer than a slot, from the token table to
 /// `buf[pos..]`; returns the position after it, or `None` when the name
 /// would pass `KSYM_NAME_LEN - 1` bytes (the caller then takes the

@@ -92,11 +92,18 @@ impl<'a> FastCore<'a> {
     }
 
     /// Same answer as `Mainline::lookup_name()`, through `names`, a name
-    /// index built over these tables.
+    /// index built over these tables. `scratch` takes each candidate's
+    /// expanded name (the kernel's `namebuf`); its content afterwards is
+    /// unspecified.
     #[cfg(feature = "name-index")]
     #[inline]
-    pub fn lookup_name(&self, names: &NameIndex<'_>, name: &[u8]) -> Option<u64> {
-        let pos = names.lookup_with_slots(&self.tables, &self.addr, self.tokens, name)?;
+    pub fn lookup_name(
+        &self,
+        names: &NameIndex<'_>,
+        name: &[u8],
+        scratch: &mut NameBuf,
+    ) -> Option<u64> {
+        let pos = names.lookup(&self.tables, &self.addr, self.tokens, name, scratch)?;
         self.tables.sym_address(pos)
     }
 }

@@ -30,7 +30,7 @@ use crate::fast::addr_index::AddrIndex;
 use crate::fast::expand::TokenSlots;
 use crate::fast::prefetch::prefetch_line;
 use crate::module::ModuleSymtab;
-use crate::name::{name_equals, NameBuf};
+use crate::name::NameBuf;
 use crate::tables::{pos32, KallsymsTables, TableError};
 
 const POS_MASK: u32 = (1 << 24) - 1;
@@ -289,42 +289,29 @@ impl<'a> NameIndex<'a> {
     }
 
     /// Address-order position of the symbol `kallsyms_lookup_name()` would
-    /// pick for `name`, if the core table has one.
-    pub fn lookup(
-        &self,
-        t: &KallsymsTables<'_>,
-        addr: &AddrIndex<'_>,
-        name: &[u8],
-    ) -> Option<usize> {
-        self.lookup_by(t, addr, name, |off| name_equals(t, off, name))
-    }
-
-    /// [`lookup`](Self::lookup), comparing names through the token slots
-    /// (what [`FastCore::lookup_name`](crate::fast::FastCore::lookup_name)
+    /// pick for `name`, if the core table has one (what
+    /// [`FastCore::lookup_name`](crate::fast::FastCore::lookup_name)
     /// calls).
-    pub fn lookup_with_slots(
+    ///
+    /// Each candidate's record is expanded into `scratch` through the
+    /// token slots and compared whole, as the kernel compares its
+    /// expanded `namebuf`: a name past `KSYM_NAME_LEN - 1` bytes is cut
+    /// where the kernel cuts it. Expanding costs one 16-byte copy per
+    /// token; a compare per token (a `memcmp` call each) cost a third
+    /// more instructions per lookup, and the tag leaves almost no
+    /// candidate that does not match.
+    pub fn lookup(
         &self,
         t: &KallsymsTables<'_>,
         addr: &AddrIndex<'_>,
         tokens: &TokenSlots,
         name: &[u8],
-    ) -> Option<usize> {
-        self.lookup_by(t, addr, name, |off| tokens.name_equals(t, off, name))
-    }
-
-    /// The first candidate whose record (at the offset passed to `equals`)
-    /// is `name`.
-    #[inline(always)]
-    fn lookup_by(
-        &self,
-        t: &KallsymsTables<'_>,
-        addr: &AddrIndex<'_>,
-        name: &[u8],
-        equals: impl Fn(usize) -> Option<bool>,
+        scratch: &mut NameBuf,
     ) -> Option<usize> {
         if name.is_empty() {
             return None;
         }
+        let (buf, _) = scratch.raw_mut();
         for pos in self.candidates(name) {
             // A match is read for its address next: start that line's
             // load now, beside the record's.
@@ -332,7 +319,8 @@ impl<'a> NameIndex<'a> {
                 prefetch_line(o);
             }
             let off = addr.name_offset_by_block(t, pos)?;
-            if equals(off)? {
+            let (_, n) = tokens.expand_into(t, off, buf)?;
+            if buf.get(..n)? == name {
                 return Some(pos);
             }
         }

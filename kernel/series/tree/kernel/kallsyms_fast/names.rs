@@ -8,7 +8,7 @@
 //! compressed name (after a walk of up to 255 records) at every step, and
 //! scans each module's whole symtab with `strcmp()`. Here a name's xxh64
 //! hash picks a bucket of four to eight symbols, an 8-bit tag rejects
-//! almost every other name in it, and one name is compared.
+//! almost every other name in it, and one name is expanded and compared.
 //!
 //! The same answers: in a bucket, entries ascend by address-order position
 //! (core) or symtab index (module), so the first match is the symbol the
@@ -28,6 +28,7 @@
 use super::*;
 
 use kallsyms_fast::fast::{build_name_index, NameIndex, NameIndexLayout};
+use kallsyms_fast::name::NameBuf;
 
 /// The core name index: a directory of buckets and one entry per symbol.
 struct CoreNames {
@@ -148,7 +149,10 @@ pub unsafe extern "C" fn kallsyms_fast_lookup_name(
         return 0;
     };
     let names = NameIndex::from_parts(names.layout, &names.directory, &names.entries);
-    match core.lookup_name(&names, name) {
+    // The expanded candidate names, as the stock search's `namebuf`: the
+    // same KSYM_NAME_LEN bytes of stack.
+    let mut scratch = NameBuf::new();
+    match core.lookup_name(&names, name, &mut scratch) {
         Some(a) => {
             // SAFETY: the caller's contract.
             unsafe { *addr = a };
