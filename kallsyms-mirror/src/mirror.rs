@@ -288,6 +288,23 @@ pub struct Resolution {
     pub module: Option<usize>,
 }
 
+/// The core lookups' views of a [`Mirror`]'s tables and indexes, built
+/// by [`Mirror::cores`]. The kernel builds its indexes once and reads
+/// them from a static on every lookup; a caller that looks up many
+/// addresses (the benchmark) builds this once and passes it to the
+/// `_with` methods, so that a lookup does not first copy some fifty
+/// words of table and layout fields into a fresh `FastCore` (about 150
+/// of a uniform lookup's 615 instructions, callgrind).
+#[derive(Clone, Copy, Debug)]
+pub struct Cores<'m> {
+    /// The mainline port.
+    pub mainline: Mainline<'m>,
+    /// The fast path.
+    pub fast: FastCore<'m>,
+    /// The name index, for [`FastCore::lookup_name`].
+    pub names: NameIndex<'m>,
+}
+
 /// A kernel's symbols with all lookup algorithms over them.
 pub struct Mirror {
     tables: OwnedTables,
@@ -389,6 +406,15 @@ impl Mirror {
         NameIndex::from_parts(self.name_layout, &self.directory, &self.entries)
     }
 
+    /// The core lookups, built once for many calls of the `_with` methods.
+    pub fn cores(&self) -> Cores<'_> {
+        Cores {
+            mainline: self.mainline(),
+            fast: self.fast(),
+            names: self.names(),
+        }
+    }
+
     /// `__module_address()`: the module owning `addr`, by the kernel's
     /// `within_module` rule (a scan, as the baselines pay for it).
     fn module_scan(&self, addr: u64) -> Option<usize> {
@@ -399,12 +425,24 @@ impl Mirror {
 
     /// `kallsyms_lookup_buildid()` without build IDs: the name into `name`.
     pub fn resolve(&self, algo: Algo, addr: u64, name: &mut NameBuf) -> Option<Resolution> {
+        self.resolve_with(&self.cores(), algo, addr, name)
+    }
+
+    /// [`resolve`](Self::resolve) through `cores`, which [`cores`](Self::cores)
+    /// built from this mirror.
+    pub fn resolve_with(
+        &self,
+        cores: &Cores<'_>,
+        algo: Algo,
+        addr: u64,
+        name: &mut NameBuf,
+    ) -> Option<Resolution> {
         let s = &self.tables.sections;
         let all = s.all_symbols;
         let core = match algo {
             Algo::Linear => Linear::new(self.tables.view(), *s).lookup(addr, name),
-            Algo::Mainline | Algo::Sorted => self.mainline().lookup(addr, name),
-            Algo::Fast | Algo::Cached => self.fast().lookup(addr, name),
+            Algo::Mainline | Algo::Sorted => cores.mainline.lookup(addr, name),
+            Algo::Fast | Algo::Cached => cores.fast.lookup(addr, name),
         };
         if let Some(p) = core {
             return Some(Resolution {
@@ -470,22 +508,35 @@ impl Mirror {
     /// algorithms are out of line, so that the hit saves and restores no
     /// registers for them.
     pub fn wchan(&self, algo: Algo, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
+        self.wchan_with(&self.cores(), algo, addr, name, out);
+    }
+
+    /// [`wchan`](Self::wchan) through `cores`, which [`cores`](Self::cores)
+    /// built from this mirror.
+    pub fn wchan_with(
+        &self,
+        cores: &Cores<'_>,
+        algo: Algo,
+        addr: u64,
+        name: &mut NameBuf,
+        out: &mut SymbolBuf,
+    ) {
         if algo == Algo::Cached && addr != 0 {
             if format::wchan_cached(out, &self.cache, addr) {
                 return;
             }
-            return self.wchan_miss(addr, name, out);
+            return self.wchan_miss(cores, addr, name, out);
         }
-        self.wchan_uncached(algo, addr, name, out);
+        self.wchan_uncached(cores, algo, addr, name, out);
     }
 
     /// [`wchan`](Self::wchan) after a cache miss: resolve, insert under
     /// the generation snapshot taken before resolving (as the kernel's
     /// `lookup_symbol_name()` does; a hit needs no snapshot).
     #[inline(never)]
-    fn wchan_miss(&self, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
+    fn wchan_miss(&self, cores: &Cores<'_>, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         let generation = self.cache.generation();
-        let found = self.resolve(Algo::Fast, addr, name).is_some();
+        let found = self.resolve_with(cores, Algo::Fast, addr, name).is_some();
         if found {
             self.cache.insert(addr, generation, name.as_bytes());
         }
@@ -494,20 +545,39 @@ impl Mirror {
 
     /// [`wchan`](Self::wchan) without the cache.
     #[inline(never)]
-    fn wchan_uncached(&self, algo: Algo, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
-        let found = addr != 0 && self.resolve(algo, addr, name).is_some();
+    fn wchan_uncached(
+        &self,
+        cores: &Cores<'_>,
+        algo: Algo,
+        addr: u64,
+        name: &mut NameBuf,
+        out: &mut SymbolBuf,
+    ) {
+        let found = addr != 0 && self.resolve_with(cores, algo, addr, name).is_some();
         format::wchan(out, addr, found.then_some(name.as_bytes()));
     }
 
     /// `kallsyms_lookup_name()`: the address of `name`, 0 when not found
     /// (the kernel's convention). `module:name` looks in one module.
     pub fn lookup_name(&self, algo: Algo, name: &[u8], buf: &mut NameBuf) -> u64 {
+        self.lookup_name_with(&self.cores(), algo, name, buf)
+    }
+
+    /// [`lookup_name`](Self::lookup_name) through `cores`, which
+    /// [`cores`](Self::cores) built from this mirror.
+    pub fn lookup_name_with(
+        &self,
+        cores: &Cores<'_>,
+        algo: Algo,
+        name: &[u8],
+        buf: &mut NameBuf,
+    ) -> u64 {
         if name.is_empty() {
             return 0;
         }
         let core = match algo {
-            Algo::Linear | Algo::Mainline | Algo::Sorted => self.mainline().lookup_name(name, buf),
-            Algo::Fast | Algo::Cached => self.fast().lookup_name(&self.names(), name, buf),
+            Algo::Linear | Algo::Mainline | Algo::Sorted => cores.mainline.lookup_name(name, buf),
+            Algo::Fast | Algo::Cached => cores.fast.lookup_name(&cores.names, name, buf),
         };
         if let Some(a) = core {
             return a;

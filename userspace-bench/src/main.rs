@@ -100,6 +100,11 @@ enum Command {
         /// Lookups to run, cycling over the stream (0: the setup alone).
         #[arg(long, default_value_t = 50_000)]
         ops: usize,
+        /// Make each lookup's input depend on the previous lookup's result, so that
+        /// lookups cannot overlap: the printed time per lookup is then a lookup's
+        /// latency, not the stream's throughput.
+        #[arg(long)]
+        chain: bool,
     },
     /// Load and enable the kmod-shim kernel module; time /proc/PID/wchan reads.
     Shim(shim::ShimArgs),
@@ -145,11 +150,13 @@ fn main() -> ExitCode {
             stream,
             algo,
             ops,
+            chain,
         }) => bench::profile(&bench::ProfileOptions {
             root,
             stream,
             algo,
             ops,
+            chain,
         }),
         Some(Command::Bench {
             root,

@@ -335,13 +335,15 @@ fn resolve_case<'a>(
     ops: usize,
 ) -> Case<'a> {
     let mut buf = NameBuf::new();
+    // Built once, as the kernel's indexes are.
+    let cores = m.cores();
     Case {
         name,
         ops: ops.min(addrs.len()),
         run: Box::new(move |k| {
             let mut sum = 0u64;
             for &a in &addrs[..k] {
-                if let Some(r) = m.resolve(algo, a, &mut buf) {
+                if let Some(r) = m.resolve_with(&cores, algo, a, &mut buf) {
                     sum = sum.wrapping_add(r.offset ^ buf.len() as u64);
                 }
             }
@@ -359,13 +361,14 @@ fn wchan_case<'a>(
 ) -> Case<'a> {
     let mut buf = NameBuf::new();
     let mut out = SymbolBuf::new();
+    let cores = m.cores();
     Case {
         name,
         ops: ops.min(addrs.len()),
         run: Box::new(move |k| {
             let mut sum = 0u64;
             for &a in &addrs[..k] {
-                m.wchan(algo, a, &mut buf, &mut out);
+                m.wchan_with(&cores, algo, a, &mut buf, &mut out);
                 sum = sum.wrapping_add(out.as_bytes().len() as u64);
             }
             sum
@@ -554,13 +557,14 @@ fn name_workload(m: &Mirror, names: &[Vec<u8>], rounds: usize, blaze: Option<&Bl
         ("kallsyms-fast", Algo::Fast),
     ] {
         let mut buf = NameBuf::new();
+        let cores = m.cores();
         cases.push(Case {
             name: label,
             ops: names.len(),
             run: Box::new(move |k| {
                 names[..k]
                     .iter()
-                    .map(|n| m.lookup_name(algo, n, &mut buf))
+                    .map(|n| m.lookup_name_with(&cores, algo, n, &mut buf))
                     .fold(0, u64::wrapping_add)
             }),
         });
@@ -598,6 +602,9 @@ pub struct ProfileOptions {
     /// Lookups to run (cycling over the stream); 0 runs only the setup, to
     /// subtract it.
     pub ops: usize,
+    /// Chain the lookups: each one's input depends on the previous one's
+    /// result, so that none overlaps the next.
+    pub chain: bool,
 }
 
 /// `kallsyms-bench profile`: one algorithm over one of the benchmark's
@@ -642,6 +649,8 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
         ));
     }
     let names = &names;
+    let cores = m.cores();
+    let cores = &cores;
     let mut one: Box<dyn FnMut(u64) -> u64> = match o.algo.as_str() {
         "mainline" | "fast" if o.stream == "names" => {
             let algo = if o.algo == "fast" {
@@ -649,15 +658,25 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
             } else {
                 Algo::Mainline
             };
-            Box::new(move |i| m.lookup_name(algo, &names[i as usize], &mut buf))
+            Box::new(move |i| m.lookup_name_with(cores, algo, &names[i as usize], &mut buf))
         }
-        "mainline" => Box::new(|a| {
-            m.resolve(Algo::Mainline, a, &mut buf)
-                .map_or(0, |r| r.offset)
-        }),
-        "fast" => Box::new(|a| m.resolve(Algo::Fast, a, &mut buf).map_or(0, |r| r.offset)),
+        // The offset and the name's length: a chained lookup waits for
+        // the name too.
+        "mainline" | "fast" => {
+            let algo = if o.algo == "fast" {
+                Algo::Fast
+            } else {
+                Algo::Mainline
+            };
+            Box::new(move |a| {
+                let offset = m
+                    .resolve_with(cores, algo, a, &mut buf)
+                    .map_or(0, |r| r.offset);
+                offset ^ buf.len() as u64
+            })
+        }
         "cached" => Box::new(|a| {
-            m.wchan(Algo::Cached, a, &mut buf, &mut out);
+            m.wchan_with(cores, Algo::Cached, a, &mut buf, &mut out);
             out.as_bytes().len() as u64
         }),
         s => {
@@ -667,26 +686,38 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
         }
     };
     let warm = addrs.iter().fold(0u64, |s, &a| s.wrapping_add(one(a)));
-    let sum = profile_loop(addrs, o.ops, &mut one);
+    let t = Instant::now();
+    let sum = profile_loop(addrs, o.ops, o.chain, &mut one);
+    let ns = t.elapsed().as_nanos() as f64 / o.ops.max(1) as f64;
     eprintln!(
-        "kallsyms-bench profile: {} lookups of {} over the {} stream ({} addresses) of {} (checksum {:x})",
+        "kallsyms-bench profile: {} lookups of {} over the {} stream ({} addresses) of {}{}: {ns:.1} ns each, wall time (checksum {:x})",
         o.ops,
         o.algo,
         o.stream,
         addrs.len(),
         source.label,
+        if o.chain { ", chained" } else { "" },
         warm ^ sum
     );
     Ok(())
 }
 
 /// The profiled lookups: `ops` of `one`, cycling over `addrs`. Never
-/// inlined, so that a profiler can count inside it alone.
+/// inlined, so that a profiler can count inside it alone. With `chain`,
+/// each input carries a data dependency on the previous result (masked
+/// by a zero the compiler cannot see), so the processor cannot start a
+/// lookup before the one before it has finished.
 #[inline(never)]
-fn profile_loop(addrs: &[u64], ops: usize, one: &mut dyn FnMut(u64) -> u64) -> u64 {
-    let mut sum = 0u64;
+fn profile_loop(addrs: &[u64], ops: usize, chain: bool, one: &mut dyn FnMut(u64) -> u64) -> u64 {
+    let mask = std::hint::black_box(0u64);
+    let (mut sum, mut last) = (0u64, 0u64);
     for &a in addrs.iter().cycle().take(ops) {
-        sum = sum.wrapping_add(one(a));
+        last = if chain {
+            one(a | (last & mask))
+        } else {
+            one(a)
+        };
+        sum = sum.wrapping_add(last);
     }
     std::hint::black_box(sum)
 }
