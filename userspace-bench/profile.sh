@@ -30,9 +30,12 @@ bin=target/release/kallsyms-bench
 rows="$out/rows.tsv"
 : > "$rows"
 printf '%-12s %-9s %10s %8s %8s %8s\n' stream algo Ir/op Dr/op D1mr/op LLdmr/op
-for stream in ${STREAMS:-uniform kernel-core wchan kernel-zipf}; do
+for stream in ${STREAMS:-uniform kernel-core wchan kernel-zipf names}; do
     algos="mainline fast current tree buckets"
-    case $stream in wchan|kernel-zipf) algos="mainline fast cached current tree buckets" ;; esac
+    case $stream in
+        wchan|kernel-zipf) algos="mainline fast cached current tree buckets" ;;
+        names) algos="mainline fast" ;;
+    esac
     algos=${ALGOS:-$algos}
     for algo in $algos; do
         f="$out/callgrind.$stream.$algo"
