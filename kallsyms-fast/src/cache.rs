@@ -126,21 +126,22 @@ pub const RAW_NAME_LEN: usize = NAME_WORDS * 8;
 pub const SHORT_NAME_LEN: usize = SHORT_WORDS * 8;
 
 /// An entry's name words (little-endian: byte 0 the length, then the
-/// name, zero padded) into `dst` without the length byte: byte `i` of
-/// `dst` is byte `i + 1` of the words, up to the end of the name's last
-/// word ([`SHORT_NAME_LEN`] bytes for a short name, [`RAW_NAME_LEN`] for
-/// a long one), the last byte 0. The name ends in a NUL at its length
-/// because [`WchanCache::insert`], the only writer, zero-pads it, and
-/// because [`WchanCache::probe`] gives 0 for the words past a short
-/// name's (tested by `get_into_writes_the_name_and_its_nul`). Returns the
-/// length.
+/// name, zero padded) go into a reader's buffer without the length byte:
+/// byte `i` of the buffer is byte `i + 1` of the words, up to the end of
+/// the name's last word ([`SHORT_NAME_LEN`] bytes for a short name,
+/// [`RAW_NAME_LEN`] for a long one), the last byte 0. The name ends in a
+/// NUL at its length because [`WchanCache::insert`], the only writer,
+/// zero-pads it, and because a short name's reader takes 0 for the byte
+/// after its first line (tested by `get_into_writes_the_name_and_its_nul`).
+///
+/// This writes the first line's five words; `w5` is the second line's
+/// first word for a long name, 0 for a short one.
 #[inline]
-fn unpack_name(words: &[u64; NAME_WORDS], dst: &mut [u8; RAW_NAME_LEN]) -> usize {
-    let len = usize::from(words[0].to_le_bytes()[0]).min(CACHE_NAME_MAX);
-    let [w0, w1, w2, w3, w4, w5, ..] = *words;
+fn unpack_first_line(w: [u64; SHORT_WORDS], w5: u64, dst: &mut [u8; RAW_NAME_LEN]) {
+    let [w0, w1, w2, w3, w4] = w;
     // Each output word: this word's upper seven bytes, then the next
-    // word's lowest byte (none after the last word: the final NUL).
-    // Straight-line stores: iterators stay out-of-line calls at opt-level=s.
+    // word's lowest byte. Straight-line stores: iterators stay
+    // out-of-line calls at opt-level=s.
     if let Some([c0, c1, c2, c3, c4]) = short_chunks(dst) {
         *c0 = (w0.wrapping_shr(8) | w1.wrapping_shl(56)).to_le_bytes();
         *c1 = (w1.wrapping_shr(8) | w2.wrapping_shl(56)).to_le_bytes();
@@ -148,22 +149,25 @@ fn unpack_name(words: &[u64; NAME_WORDS], dst: &mut [u8; RAW_NAME_LEN]) -> usize
         *c3 = (w3.wrapping_shr(8) | w4.wrapping_shl(56)).to_le_bytes();
         *c4 = (w4.wrapping_shr(8) | w5.wrapping_shl(56)).to_le_bytes();
     }
-    if len > SHORT_NAME_MAX {
-        // The second line's words, the same way (a loop: rare). Not
-        // `chunks_mut()`, whose panic path objtool would flag (see
-        // `insert`).
-        let mut out: &mut [u8] = dst.get_mut(SHORT_NAME_LEN..).unwrap_or(&mut []);
-        for i in SHORT_WORDS..NAME_WORDS {
-            let Some((c, tail)) = core::mem::take(&mut out).split_first_chunk_mut::<8>() else {
-                break;
-            };
-            let w = words.get(i).copied().unwrap_or(0);
-            let n = words.get(i.wrapping_add(1)).copied().unwrap_or(0);
-            *c = (w.wrapping_shr(8) | n.wrapping_shl(56)).to_le_bytes();
-            out = tail;
-        }
+}
+
+/// The second line's words of a long name into `dst` past
+/// [`SHORT_NAME_LEN`], as [`unpack_first_line`] lays out the first (none
+/// after the last word: the final NUL). A loop: long names are rare. Not
+/// `chunks_mut()`, whose panic path objtool would flag (see `insert`).
+#[cold]
+fn unpack_second_line(long: &[AtomicU64], dst: &mut [u8; RAW_NAME_LEN]) {
+    let mut out: &mut [u8] = dst.get_mut(SHORT_NAME_LEN..).unwrap_or(&mut []);
+    let mut next = long.first().map_or(0, |a| a.load(Ordering::Relaxed));
+    for i in 1..=long.len() {
+        let Some((c, tail)) = core::mem::take(&mut out).split_first_chunk_mut::<8>() else {
+            break;
+        };
+        let w = next;
+        next = long.get(i).map_or(0, |a| a.load(Ordering::Relaxed));
+        *c = (w.wrapping_shr(8) | next.wrapping_shl(56)).to_le_bytes();
+        out = tail;
     }
-    len
 }
 
 /// The first [`SHORT_NAME_LEN`] bytes of `dst` as five 8-byte chunks:
@@ -330,17 +334,13 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     /// intermediate array and no call to `memcpy`, which the kernel's
     /// size-optimised builds (`-Copt-level=s`) never inline and which
     /// costs more than the rest of a hit under emulation.
+    ///
+    /// A miss writes nothing, but for one case: when a writer changed the
+    /// entry for `addr` while it was being read, what was read has been
+    /// written and the first byte set back to 0 (an empty name).
     #[inline]
     pub fn get_into(&self, addr: u64, buf: &mut [u8]) -> Option<usize> {
         let dst = buf.first_chunk_mut::<RAW_NAME_LEN>()?;
-        let words = self.probe(addr)?;
-        Some(unpack_name(&words, dst))
-    }
-
-    /// The name words of the current entry for `addr`, read under its
-    /// sequence count; marks the entry referenced.
-    #[inline]
-    fn probe(&self, addr: u64) -> Option<[u64; NAME_WORDS]> {
         let generation = self.generation();
         for e in self.set_of(addr) {
             let s1 = e.seq.load(Ordering::Acquire);
@@ -349,35 +349,44 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             if s1 & 1 != 0 || e.key.load(Ordering::Relaxed) != addr {
                 continue;
             }
-            let eg = e.generation.load(Ordering::Relaxed);
+            if e.generation.load(Ordering::Relaxed) != generation {
+                continue;
+            }
             // Five straight loads: a loop or `map` stays a loop through the
-            // stack at opt-level=s. The second line only for a long name
-            // (a torn length may read it for nothing: the re-check below
-            // rejects the entry then); a short name's words past its own
-            // are 0, whatever a longer name left in them.
+            // stack at opt-level=s. The words go straight into `dst`, none
+            // through an array on the stack. The second line only for a
+            // long name (a torn length may read it for nothing: the
+            // re-check below rejects the entry then).
             let [a0, a1, a2, a3, a4, long @ ..] = &e.name;
-            let mut words = [0u64; NAME_WORDS];
-            let [w0, w1, w2, w3, w4, rest @ ..] = &mut words;
-            *w0 = a0.load(Ordering::Relaxed);
-            *w1 = a1.load(Ordering::Relaxed);
-            *w2 = a2.load(Ordering::Relaxed);
-            *w3 = a3.load(Ordering::Relaxed);
-            *w4 = a4.load(Ordering::Relaxed);
-            if usize::from(w0.to_le_bytes()[0]) > SHORT_NAME_MAX {
-                for (w, a) in rest.iter_mut().zip(long) {
-                    *w = a.load(Ordering::Relaxed);
-                }
+            let w0 = a0.load(Ordering::Relaxed);
+            let first = [
+                w0,
+                a1.load(Ordering::Relaxed),
+                a2.load(Ordering::Relaxed),
+                a3.load(Ordering::Relaxed),
+                a4.load(Ordering::Relaxed),
+            ];
+            let len = usize::from(w0.to_le_bytes()[0]).min(CACHE_NAME_MAX);
+            if len > SHORT_NAME_MAX {
+                let w5 = long.first().map_or(0, |a| a.load(Ordering::Relaxed));
+                unpack_first_line(first, w5, dst);
+                unpack_second_line(long, dst);
+            } else {
+                // A short name's byte after its first line is its NUL,
+                // whatever a longer name left in the second line.
+                unpack_first_line(first, 0, dst);
             }
             fence(Ordering::Acquire);
             // An unchanged even count: no writer ran since `s1`, so the key
-            // read above is the entry's and needs no second read.
-            if e.seq.load(Ordering::Relaxed) != s1 || eg != generation {
+            // and generation read above are the entry's.
+            if e.seq.load(Ordering::Relaxed) != s1 {
+                dst[0] = 0;
                 continue;
             }
             if e.referenced.load(Ordering::Relaxed) == 0 {
                 e.referenced.store(1, Ordering::Relaxed);
             }
-            return Some(words);
+            return Some(len);
         }
         None
     }
