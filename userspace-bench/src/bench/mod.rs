@@ -4,6 +4,7 @@
 //! (`kallsyms_mirror::sorted_symtab`) and each module algorithm's
 //! extra bytes and load-time build.
 
+mod counters;
 mod layouts;
 mod record;
 mod report;

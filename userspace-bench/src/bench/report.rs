@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::counters::Counters;
 use super::timing::{Case, Samples};
 use crate::load::Loaded;
 
@@ -41,6 +42,12 @@ pub struct Row {
     /// The address index's extra bytes per core symbol (layout A/B rows).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_bytes_per_symbol: Option<f64>,
+    /// Median user-mode instructions per op, where the host has counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions_per_op: Option<f64>,
+    /// Median last-level cache misses per op, where the host has counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_misses_per_op: Option<f64>,
 }
 
 /// What an algorithm costs per module, besides its lookups.
@@ -76,7 +83,8 @@ impl Workload {
         let rows = cases
             .iter()
             .zip(medians.iter().zip(cpu.iter()))
-            .map(|(c, (&ns, &cpu_ns))| Row {
+            .zip(samples.iter().map(Samples::counts_median))
+            .map(|((c, (&ns, &cpu_ns)), counts)| Row {
                 algo: c.name.to_string(),
                 ops_per_round: c.ops,
                 ns_per_op: ns,
@@ -87,6 +95,8 @@ impl Workload {
                 mirror_bytes: None,
                 load_ns: None,
                 index_bytes_per_symbol: None,
+                instructions_per_op: counts.map(|c| c.0),
+                cache_misses_per_op: counts.map(|c| c.1),
             })
             .collect();
         Self {
@@ -143,6 +153,8 @@ pub struct Report {
     pub name_index_bytes_per_symbol: f64,
     /// The kernel's own tables, bytes per symbol (for scale).
     pub kernel_tables_bytes_per_symbol: f64,
+    /// Which per-op hardware counts the rows have, or why none.
+    pub counters: String,
     /// The workloads.
     pub workloads: Vec<Workload>,
 }
@@ -176,6 +188,13 @@ impl Report {
             addr_index_bytes_per_symbol: addr_bytes as f64 / n,
             name_index_bytes_per_symbol: name_bytes as f64 / n,
             kernel_tables_bytes_per_symbol: kernel as f64 / n,
+            counters: match Counters::open() {
+                Ok(_) => {
+                    "instructions and last-level cache misses per op (perf_event_open, user mode)"
+                        .to_string()
+                }
+                Err(e) => format!("none on this host ({e})"),
+            },
             workloads: Vec::new(),
         }
     }
@@ -219,8 +238,10 @@ impl Report {
             self.name_index_bytes_per_symbol,
             self.kernel_tables_bytes_per_symbol
         );
+        let _ = writeln!(s, "hardware counters: {}", self.counters);
         for w in &self.workloads {
             let costs = w.rows.iter().any(|r| r.extra_bytes.is_some());
+            let counted = w.rows.iter().any(|r| r.instructions_per_op.is_some());
             let _ = writeln!(s, "\n{} (median of {} rounds)", w.name, w.rounds);
             let _ = write!(
                 s,
@@ -229,6 +250,9 @@ impl Report {
             );
             if costs {
                 let _ = write!(s, " {:>12} {:>10}", "extra bytes", "load us");
+            }
+            if counted {
+                let _ = write!(s, " {:>10} {:>10}", "instr/op", "LLC miss");
             }
             let _ = writeln!(s);
             for r in &w.rows {
@@ -244,6 +268,9 @@ impl Report {
                 );
                 if let (true, Some(b), Some(ns)) = (costs, r.extra_bytes, r.load_ns) {
                     let _ = write!(s, " {:>12} {:>10.1}", b, ns / 1e3);
+                }
+                if let (Some(i), Some(m)) = (r.instructions_per_op, r.cache_misses_per_op) {
+                    let _ = write!(s, " {:>10.1} {:>10.2}", i, m);
                 }
                 let _ = writeln!(s);
             }

@@ -12,9 +12,12 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use super::counters::Counters;
+
 /// Nanoseconds per operation of each round: wall clock, and this
-/// thread's CPU time.
-pub struct Samples(pub Vec<f64>, pub Vec<f64>);
+/// thread's CPU time; and, where the host has counters, instructions and
+/// last-level cache misses per operation.
+pub struct Samples(pub Vec<f64>, pub Vec<f64>, pub Vec<(f64, f64)>);
 
 /// The median of `v`.
 fn median_of(v: &[f64]) -> f64 {
@@ -36,6 +39,16 @@ impl Samples {
     /// The median, thread CPU time.
     pub fn cpu_median(&self) -> f64 {
         median_of(&self.1)
+    }
+
+    /// The medians of instructions and cache misses per operation, when
+    /// every round counted them.
+    pub fn counts_median(&self) -> Option<(f64, f64)> {
+        if self.2.is_empty() || self.2.len() != self.0.len() {
+            return None;
+        }
+        let (i, m): (Vec<f64>, Vec<f64>) = self.2.iter().copied().unzip();
+        Some((median_of(&i), median_of(&m)))
     }
 }
 
@@ -65,19 +78,28 @@ pub struct Case<'a> {
 }
 
 /// Runs `cases` round-robin for `rounds` rounds, each timed run after an
-/// untimed one of the same case; returns samples per case.
+/// untimed one of the same case, counted where the host has counters;
+/// returns samples per case.
 pub fn measure(cases: &mut [Case<'_>], rounds: usize) -> Vec<Samples> {
     let mut out: Vec<Samples> = cases
         .iter()
-        .map(|_| Samples(Vec::new(), Vec::new()))
+        .map(|_| Samples(Vec::new(), Vec::new(), Vec::new()))
         .collect();
+    let mut counters = Counters::open().ok();
     for _ in 0..rounds {
         for (c, s) in cases.iter_mut().zip(out.iter_mut()) {
             black_box((c.run)(c.ops));
+            if let Some(k) = &counters {
+                k.start();
+            }
             let t = Instant::now();
             let cpu = thread_cpu_ns();
             black_box((c.run)(c.ops));
+            let counted = counters.as_mut().and_then(Counters::stop);
             let ops = c.ops.max(1) as f64;
+            if let Some((i, m)) = counted {
+                s.2.push((i as f64 / ops, m as f64 / ops));
+            }
             s.1.push((thread_cpu_ns() - cpu) / ops);
             s.0.push(t.elapsed().as_nanos() as f64 / ops);
         }
