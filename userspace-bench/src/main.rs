@@ -90,8 +90,9 @@ enum Command {
         /// Root of the machine's files.
         #[arg(long, default_value = "/")]
         root: PathBuf,
-        /// uniform, wchan, kernel-core (patch 5's core-uniform), kernel-zipf, or names
-        /// (name -> address, with mainline or fast).
+        /// uniform, wchan, wchan-hot or wchan-cold (the mix's repeated and its
+        /// once-drawn addresses), kernel-core (patch 5's core-uniform), kernel-zipf, or
+        /// names (name -> address, with mainline or fast).
         #[arg(long, default_value = "uniform")]
         stream: String,
         /// mainline, fast, cached, or a core-only index layout: current, tree (27bbf0a), buckets (7da9f19).

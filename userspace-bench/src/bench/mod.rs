@@ -594,8 +594,9 @@ fn name_workload(m: &Mirror, names: &[Vec<u8>], rounds: usize, blaze: Option<&Bl
 pub struct ProfileOptions {
     /// Machine root, as for `bench`.
     pub root: PathBuf,
-    /// `uniform`, `wchan`, `kernel-core`, `kernel-zipf`, or `names` (the
-    /// name -> address workload, `mainline` or `fast` only).
+    /// `uniform`, `wchan` (or its parts `wchan-hot`, `wchan-cold`),
+    /// `kernel-core`, `kernel-zipf`, or `names` (the name -> address
+    /// workload, `mainline` or `fast` only).
     pub stream: String,
     /// `mainline`, `fast`, `cached` (wchan through the cache), or a core
     /// layout: `current`, `tree`, `buckets`.
@@ -631,9 +632,20 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
     let names = workloads::names(&loaded.machine.core, 50_000, &mut rng);
     let name_idx: Vec<u64> = (0..names.len() as u64).collect();
     let (kcore, kzipf) = workloads::kernel_streams(m);
+    // The wchan mix's two parts, each in stream order: its hot functions
+    // (addresses drawn more than once) and its cold tenth (uniform text
+    // addresses, which practically never repeat).
+    let mut seen = std::collections::HashMap::<u64, usize>::new();
+    for &a in &wchan {
+        *seen.entry(a).or_default() += 1;
+    }
+    let (wchan_hot, wchan_cold): (Vec<u64>, Vec<u64>) =
+        wchan.iter().partition(|a| seen.get(a).is_some_and(|&n| n > 1));
     let addrs: &[u64] = match o.stream.as_str() {
         "uniform" => &uniform,
         "wchan" => &wchan,
+        "wchan-hot" => &wchan_hot,
+        "wchan-cold" => &wchan_cold,
         "names" => &name_idx,
         "kernel-core" => &kcore,
         "kernel-zipf" => &kzipf,
