@@ -639,8 +639,9 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
     for &a in &wchan {
         *seen.entry(a).or_default() += 1;
     }
-    let (wchan_hot, wchan_cold): (Vec<u64>, Vec<u64>) =
-        wchan.iter().partition(|a| seen.get(a).is_some_and(|&n| n > 1));
+    let (wchan_hot, wchan_cold): (Vec<u64>, Vec<u64>) = wchan
+        .iter()
+        .partition(|a| seen.get(a).is_some_and(|&n| n > 1));
     let addrs: &[u64] = match o.stream.as_str() {
         "uniform" => &uniform,
         "wchan" => &wchan,
