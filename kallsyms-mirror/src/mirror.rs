@@ -489,7 +489,21 @@ impl Mirror {
         name: &mut NameBuf,
         out: &mut SymbolBuf,
     ) {
-        let r = self.resolve(algo, addr, name);
+        self.sprint_with(&self.cores(), algo, addr, add_offset, name, out);
+    }
+
+    /// [`sprint`](Self::sprint) through `cores`, which [`cores`](Self::cores)
+    /// built from this mirror.
+    pub fn sprint_with(
+        &self,
+        cores: &Cores<'_>,
+        algo: Algo,
+        addr: u64,
+        add_offset: bool,
+        name: &mut NameBuf,
+        out: &mut SymbolBuf,
+    ) {
+        let r = self.resolve_with(cores, algo, addr, name);
         let found = r.map(|r| Found {
             name: name.as_bytes(),
             size: r.size,

@@ -16,7 +16,7 @@ use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::Path;
 
 use kallsyms_mirror::format::{sprint_symbol, Found, SymbolBuf};
-use kallsyms_mirror::mirror::Algo;
+use kallsyms_mirror::mirror::{Algo, Cores};
 use kallsyms_mirror::name::NameBuf;
 use kallsyms_mirror::pseudo::{PseudoHit, PseudoKind, PseudoSymbols};
 
@@ -71,6 +71,8 @@ pub enum Form {
 /// when part of that text is an estimate (see the module docs).
 struct Resolver<'a> {
     loaded: &'a Loaded,
+    /// The mirror's index views, built once for every address.
+    cores: Cores<'a>,
     pseudo: PseudoSymbols,
     kallsyms: String,
     form: Form,
@@ -93,6 +95,7 @@ impl<'a> Resolver<'a> {
         );
         Resolver {
             loaded,
+            cores: loaded.mirror.cores(),
             pseudo,
             kallsyms: m.root.join("proc/kallsyms").display().to_string(),
             form,
@@ -104,14 +107,23 @@ impl<'a> Resolver<'a> {
         let mirror = &self.loaded.mirror;
         let add_offset = match self.form {
             Form::Wchan => {
-                mirror.wchan(Algo::Fast, addr, &mut self.name, buf);
+                mirror.wchan_with(&self.cores, Algo::Fast, addr, &mut self.name, buf);
                 return Ok(());
             }
             Form::Symbol => true,
             Form::NoOffset => false,
         };
-        mirror.sprint(Algo::Fast, addr, add_offset, &mut self.name, buf);
-        if mirror.resolve(Algo::Fast, addr, &mut self.name).is_some()
+        mirror.sprint_with(
+            &self.cores,
+            Algo::Fast,
+            addr,
+            add_offset,
+            &mut self.name,
+            buf,
+        );
+        if mirror
+            .resolve_with(&self.cores, Algo::Fast, addr, &mut self.name)
+            .is_some()
             || mirror.tables().sections.is_ksym_addr(addr)
         {
             return Ok(());
