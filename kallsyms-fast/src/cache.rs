@@ -367,14 +367,16 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
                 a4.load(Ordering::Relaxed),
             ];
             let len = usize::from(w0.to_le_bytes()[0]).min(CACHE_NAME_MAX);
-            if len > SHORT_NAME_MAX {
-                let w5 = long.first().map_or(0, |a| a.load(Ordering::Relaxed));
-                unpack_first_line(first, w5, dst);
+            let is_long = len > SHORT_NAME_MAX;
+            // A short name's byte after its first line is its NUL,
+            // whatever a longer name left in the second line.
+            let w5 = match long.first() {
+                Some(a) if is_long => a.load(Ordering::Relaxed),
+                _ => 0,
+            };
+            unpack_first_line(first, w5, dst);
+            if is_long {
                 unpack_second_line(long, dst);
-            } else {
-                // A short name's byte after its first line is its NUL,
-                // whatever a longer name left in the second line.
-                unpack_first_line(first, 0, dst);
             }
             fence(Ordering::Acquire);
             // An unchanged even count: no writer ran since `s1`, so the key
