@@ -632,21 +632,18 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
     let names = workloads::names(&loaded.machine.core, 50_000, &mut rng);
     let name_idx: Vec<u64> = (0..names.len() as u64).collect();
     let (kcore, kzipf) = workloads::kernel_streams(m);
-    // The wchan mix's two parts, each in stream order: its hot functions
-    // (addresses drawn more than once) and its cold tenth (uniform text
-    // addresses, which practically never repeat).
-    let mut seen = std::collections::HashMap::<u64, usize>::new();
-    for &a in &wchan {
-        *seen.entry(a).or_default() += 1;
-    }
-    let (wchan_hot, wchan_cold): (Vec<u64>, Vec<u64>) = wchan
-        .iter()
-        .partition(|a| seen.get(a).is_some_and(|&n| n > 1));
+    let parts;
     let addrs: &[u64] = match o.stream.as_str() {
         "uniform" => &uniform,
         "wchan" => &wchan,
-        "wchan-hot" => &wchan_hot,
-        "wchan-cold" => &wchan_cold,
+        "wchan-hot" => {
+            parts = wchan_parts(&wchan);
+            &parts.0
+        }
+        "wchan-cold" => {
+            parts = wchan_parts(&wchan);
+            &parts.1
+        }
         "names" => &name_idx,
         "kernel-core" => &kcore,
         "kernel-zipf" => &kzipf,
@@ -714,6 +711,19 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
         warm ^ sum
     );
     Ok(())
+}
+
+/// The wchan mix's two parts, each in stream order: its hot functions'
+/// draws (addresses drawn more than once) and its cold tenth (uniform
+/// text addresses, which practically never repeat).
+fn wchan_parts(wchan: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let mut seen = std::collections::HashMap::<u64, usize>::new();
+    for &a in wchan {
+        *seen.entry(a).or_default() += 1;
+    }
+    wchan
+        .iter()
+        .partition(|a| seen.get(a).is_some_and(|&n| n > 1))
 }
 
 /// The profiled lookups: `ops` of `one`, cycling over `addrs`. Never
