@@ -320,8 +320,8 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     // `_stext`, no per-CPU section); then the series on UML (native-speed
     // numbers, KUnit, permission parity); then the nproc suites on the
     // kernel fast-uml-test just built; last, the 7.3 series on Linux 7.3,
-    // Debian's Rust-enabled kernel, and the nproc suites on it (numbers
-    // printed, not recorded).
+    // Debian's Rust-enabled kernel, the mirror against that kernel, and
+    // the nproc suites on it (numbers printed, not recorded).
     // The chain still ends before the shim suite's QEMU: 2-3 minutes more
     // on a cached machine, about 7 (a kernel build) on a fresh one.
     let uml: Vec<Step> = vec![
@@ -345,6 +345,10 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
                     ..fast_uml::Options::default()
                 })
             }),
+        ),
+        (
+            "uml-test --base 7.3",
+            Box::new(|| uml_test::run(&uml_test::Options::ci_base("7.3"))),
         ),
         (
             "nproc-uml-test --base 7.3",

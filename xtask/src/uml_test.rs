@@ -71,6 +71,15 @@ impl Options {
             base: None,
         }
     }
+
+    /// The defaults `cargo xtask test` runs `uml-test --base <base>` with.
+    pub fn ci_base(base: &str) -> Self {
+        Options {
+            patched_off: false,
+            base: Some(base.to_string()),
+            ..Self::ci()
+        }
+    }
 }
 
 /// The job the guest runs: the agent captures and asks `ksym_truth`.

@@ -62,17 +62,23 @@
 //!
 //! # What Linux 7.3 changes ([`machine_layouts_for`] with `Linux7_3`)
 //!
-//! - `module_mark_ro_after_init()` (kernel/module/strict_rwx.c) also puts
-//!   `.static_call_sites` in `MOD_RO_AFTER_INIT`
-//!   (`CONFIG_HAVE_STATIC_CALL_INLINE`, x86_64): [`classify_for`];
-//! - with `CONFIG_ARCH_HAS_EXECMEM_ROX` (x86_64, on in Debian's 7.3),
-//!   `module_memory_alloc()` takes text from `EXECMEM_MODULE_TEXT`, whose
-//!   cache (mm/execmem.c) carves page-aligned pieces out of shared 2 MiB
-//!   ROX areas: one module's text may end right where another's starts,
-//!   with no guard page between them. Data types are vmalloc areas as in
-//!   6.12;
-//! - a module whose text is empty gets no `MOD_TEXT` (`move_module()`), and
-//!   `/proc/modules` prints base 0 for it.
+//! - On x86_64 only ([`Loader`]): `module_mark_ro_after_init()`
+//!   (kernel/module/strict_rwx.c) also puts `.static_call_sites` in
+//!   `MOD_RO_AFTER_INIT` (`CONFIG_HAVE_STATIC_CALL_INLINE`):
+//!   [`classify_for`];
+//! - on x86_64 only, with `CONFIG_ARCH_HAS_EXECMEM_ROX` (selected with
+//!   `STRICT_MODULE_RWX`, on in Debian's 7.3), `module_memory_alloc()`
+//!   takes text from `EXECMEM_MODULE_TEXT`, whose cache (mm/execmem.c)
+//!   carves page-aligned pieces out of shared 2 MiB ROX areas: one
+//!   module's text may end right where another's starts, with no guard
+//!   page between them. Data types are vmalloc areas as in 6.12;
+//! - everywhere: a module whose text is empty gets no `MOD_TEXT`
+//!   (`move_module()`), and `/proc/modules` prints base 0 for it.
+//!
+//! In 7.3 only arch/x86 selects `ARCH_HAS_EXECMEM_ROX` and
+//! `HAVE_STATIC_CALL_INLINE`; a UML 7.3 kernel lays modules out as 6.12
+//! does but for the last rule (its `uml-test --base 7.3` failed on one
+//! module's data region while these two were applied to it).
 //!
 //! `find_kallsyms_symbol()` and `within_module_mem_type()` are unchanged.
 
@@ -112,7 +118,7 @@ const SLACK_ORDER: [usize; 5] = [
     MOD_RO_AFTER_INIT,
 ];
 
-/// [`SLACK_ORDER`] on 7.3 with `CONFIG_ARCH_HAS_EXECMEM_ROX`: module text
+/// [`SLACK_ORDER`] on 7.3 x86_64 (`CONFIG_ARCH_HAS_EXECMEM_ROX`): module text
 /// is packed into shared ROX areas, so the text's upper bound (the next
 /// module's text, no guard page) is no limit and its symbols already
 /// bound it: it comes last. The regions whose last section shows only
@@ -121,7 +127,7 @@ const SLACK_ORDER: [usize; 5] = [
 /// On a capture of Debian's 7.3 kernel with btrfs, xfs, mac80211,
 /// nf_tables and kvm (`cargo xtask debian-shim-test`), module answers
 /// were 98.71% exact with 6.12's order, 99.60% with this one.
-const SLACK_ORDER_7_3: [usize; 5] = [
+const SLACK_ORDER_ROX: [usize; 5] = [
     MOD_INIT_DATA,
     MOD_RO_AFTER_INIT,
     MOD_RODATA,
@@ -141,12 +147,50 @@ pub enum LayoutSource {
     SymbolsOnly,
 }
 
-/// [`classify`] for the kernel `layout` names. Linux 7.3 (x86_64, with
-/// `CONFIG_HAVE_STATIC_CALL_INLINE`) adds `.static_call_sites` to the
+/// The module loader whose rules placed a machine's modules: its kernel's
+/// version and, because two of 7.3's rules come from options only x86
+/// selects, whether it is an x86_64 kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loader {
+    /// The kernel: 6.12 or 7.3.
+    pub layout: KernelLayout,
+    /// An x86_64 kernel: `CONFIG_HAVE_STATIC_CALL_INLINE` and
+    /// `CONFIG_ARCH_HAS_EXECMEM_ROX` (with `STRICT_MODULE_RWX`, which every
+    /// distribution enables) are selected by arch/x86 alone.
+    pub x86_64: bool,
+}
+
+impl Loader {
+    /// The loader of `machine`'s kernel `layout` names. x86_64 is told by
+    /// its syscall entry, `entry_SYSCALL_64` (arch/x86/entry/entry_64.S),
+    /// which every x86_64 kernel's `/proc/kallsyms` lists and no other
+    /// architecture's (UML's included) has.
+    pub fn of(machine: &Machine, layout: KernelLayout) -> Self {
+        Self {
+            layout,
+            x86_64: machine.core.iter().any(|s| s.name == b"entry_SYSCALL_64"),
+        }
+    }
+
+    /// `.static_call_sites` is ro_after_init (7.3, x86_64).
+    fn static_call_sites_ro(self) -> bool {
+        self.layout == KernelLayout::Linux7_3 && self.x86_64
+    }
+
+    /// Module text is carved from shared ROX areas, no guard page between
+    /// two modules' text (7.3, x86_64).
+    fn rox_text(self) -> bool {
+        self.layout == KernelLayout::Linux7_3 && self.x86_64
+    }
+}
+
+/// [`classify`] under `loader`'s rules. Linux 7.3 on x86_64
+/// (`CONFIG_HAVE_STATIC_CALL_INLINE`) adds `.static_call_sites` to the
 /// sections `module_mark_ro_after_init()` (kernel/module/strict_rwx.c)
-/// moves to `MOD_RO_AFTER_INIT`; 6.12 leaves it in `MOD_DATA`.
-pub fn classify_for(name: &str, layout: KernelLayout) -> Option<usize> {
-    if layout == KernelLayout::Linux7_3 && name == ".static_call_sites" {
+/// moves to `MOD_RO_AFTER_INIT`; 6.12, and 7.3 elsewhere, leave it in
+/// `MOD_DATA`.
+pub fn classify_for(name: &str, loader: Loader) -> Option<usize> {
+    if loader.static_call_sites_ro() && name == ".static_call_sites" {
         return Some(MOD_RO_AFTER_INIT);
     }
     classify(name)
@@ -236,7 +280,7 @@ fn page_align(x: u64, page: u64) -> Option<u64> {
 
 /// Live allocation starts of every module, sorted: `/proc/modules` bases
 /// and the addresses of sections that are not stale init sections.
-fn live_starts(machine: &Machine, layout: KernelLayout) -> Vec<u64> {
+fn live_starts(machine: &Machine, loader: Loader) -> Vec<u64> {
     let mut v = Vec::new();
     for m in &machine.modules {
         let live = module_is_live(m);
@@ -244,7 +288,7 @@ fn live_starts(machine: &Machine, layout: KernelLayout) -> Vec<u64> {
             v.push(p.base);
         }
         for (name, addr) in &m.sections {
-            if *addr != 0 && !(live && classify_for(name, layout).is_some_and(is_init_type)) {
+            if *addr != 0 && !(live && classify_for(name, loader).is_some_and(is_init_type)) {
                 v.push(*addr);
             }
         }
@@ -267,13 +311,13 @@ struct Work {
 }
 
 /// Derives one module's regions; `starts` is [`live_starts`] of the whole
-/// machine, `page` the page size (a power of two), `layout` the kernel
-/// whose loader placed them.
+/// machine, `page` the page size (a power of two), `loader` the loader
+/// that placed them.
 fn derive_one(
     m: &MachineModule,
     starts: &[u64],
     page: u64,
-    layout: KernelLayout,
+    loader: Loader,
 ) -> (ModuleLayout, LayoutSource) {
     let mut out: ModuleLayout = [None; MOD_MEM_NUM_TYPES];
     let live = module_is_live(m);
@@ -283,7 +327,7 @@ fn derive_one(
     let mut secs: Vec<(Option<usize>, u64)> = m
         .sections
         .iter()
-        .map(|(n, a)| (classify_for(n, layout), *a))
+        .map(|(n, a)| (classify_for(n, loader), *a))
         .filter(|(c, a)| *a != 0 && !(live && c.is_some_and(is_init_type)))
         .collect();
     secs.sort_by_key(|s| s.1);
@@ -294,7 +338,7 @@ fn derive_one(
     bases[MOD_TEXT] = m.proc.as_ref().map(|p| p.base);
     // 7.3: a module without text has no MOD_TEXT allocation
     // (`move_module()` leaves its base NULL), and /proc/modules prints 0.
-    if layout == KernelLayout::Linux7_3 && bases[MOD_TEXT] == Some(0) {
+    if loader.layout == KernelLayout::Linux7_3 && bases[MOD_TEXT] == Some(0) {
         bases[MOD_TEXT] = None;
     }
     for (ty, slot) in bases.iter_mut().enumerate() {
@@ -410,7 +454,7 @@ fn derive_one(
         // (mm/execmem.c's cache), so the next module's text may start on
         // the very next page: no guard page below it. Data regions are
         // still vmalloc areas with one.
-        let packed = layout == KernelLayout::Linux7_3 && matches!(t, MOD_TEXT | MOD_INIT_TEXT);
+        let packed = loader.rox_text() && matches!(t, MOD_TEXT | MOD_INIT_TEXT);
         let guarded = if packed {
             next
         } else {
@@ -439,9 +483,10 @@ fn derive_one(
             .map(|t| size[t])
             .sum();
         let mut slack = p.size.saturating_sub(known) & !(page - 1);
-        let order = match layout {
-            KernelLayout::Linux6_12 => SLACK_ORDER,
-            KernelLayout::Linux7_3 => SLACK_ORDER_7_3,
+        let order = if loader.rox_text() {
+            SLACK_ORDER_ROX
+        } else {
+            SLACK_ORDER
         };
         for t in order {
             if work[t].is_none() || slack == 0 || !counted(t) {
@@ -467,10 +512,10 @@ pub fn machine_layouts(machine: &Machine, page: u64) -> Vec<(ModuleLayout, Layou
     machine_layouts_for(machine, page, KernelLayout::Linux6_12)
 }
 
-/// [`machine_layouts`] with the loader rules of the kernel `layout` names:
-/// 6.12's, or 7.3's (`.static_call_sites` in ro_after_init, module text
-/// packed into shared ROX areas without guard pages, no `MOD_TEXT` for a
-/// module without text).
+/// [`machine_layouts`] with the loader rules of the kernel `layout` names
+/// ([`Loader::of`]): 6.12's, or 7.3's (no `MOD_TEXT` for a module without
+/// text; on x86_64 also `.static_call_sites` in ro_after_init and module
+/// text packed into shared ROX areas without guard pages).
 pub fn machine_layouts_for(
     machine: &Machine,
     page: u64,
@@ -481,13 +526,14 @@ pub fn machine_layouts_for(
     } else {
         DEFAULT_PAGE_SIZE
     };
-    let starts = live_starts(machine, layout);
+    let loader = Loader::of(machine, layout);
+    let starts = live_starts(machine, loader);
     machine
         .modules
         .iter()
         .map(|m| match m.layout {
             Some(l) => (l, LayoutSource::Exact),
-            None => derive_one(m, &starts, page, layout),
+            None => derive_one(m, &starts, page, loader),
         })
         .collect()
 }
@@ -520,6 +566,19 @@ mod tests {
     use std::vec;
 
     const PAGE: u64 = 4096;
+    /// The loaders the tests model: 6.12 and 7.3 on x86_64, 7.3 on UML.
+    const V6_12: Loader = Loader {
+        layout: KernelLayout::Linux6_12,
+        x86_64: true,
+    };
+    const X86_7_3: Loader = Loader {
+        layout: KernelLayout::Linux7_3,
+        x86_64: true,
+    };
+    const UML_7_3: Loader = Loader {
+        layout: KernelLayout::Linux7_3,
+        x86_64: false,
+    };
     const MODS: u64 = 0xffff_ffff_c000_0000;
 
     /// One ELF section: name, executable, writable, size, alignment, and
@@ -552,11 +611,11 @@ mod tests {
     /// The loader's type for a section (`__layout_sections()` masks), on
     /// 6.12 or 7.3 (`module_mark_ro_after_init()` there also takes
     /// `.static_call_sites`).
-    fn mem_type_for(s: &Sec, layout: KernelLayout) -> usize {
+    fn mem_type_for(s: &Sec, loader: Loader) -> usize {
         let init = s.name.starts_with(".init");
         let ro_after_init = s.name == ".data..ro_after_init"
             || s.name == "__jump_table"
-            || (layout == KernelLayout::Linux7_3 && s.name == ".static_call_sites");
+            || (loader.static_call_sites_ro() && s.name == ".static_call_sites");
         match (init, s.exec, ro_after_init, s.write) {
             (false, true, ..) => MOD_TEXT,
             (false, false, true, _) => MOD_RO_AFTER_INIT,
@@ -575,16 +634,16 @@ mod tests {
         bases: [u64; MOD_MEM_NUM_TYPES],
         state: ModuleState,
     ) -> (MachineModule, ModuleLayout) {
-        load_for(secs, bases, state, KernelLayout::Linux6_12)
+        load_for(secs, bases, state, V6_12)
     }
 
     fn load_for(
         secs: &[Sec],
         bases: [u64; MOD_MEM_NUM_TYPES],
         state: ModuleState,
-        layout: KernelLayout,
+        loader: Loader,
     ) -> (MachineModule, ModuleLayout) {
-        let mem_type = |s: &Sec| mem_type_for(s, layout);
+        let mem_type = |s: &Sec| mem_type_for(s, loader);
         let mut size = [0u64; MOD_MEM_NUM_TYPES];
         let mut offs = Vec::new();
         // Mask order: exec, alloc-not-write, ro_after_init, write.
@@ -660,20 +719,29 @@ mod tests {
     }
 
     fn derive(mods: Vec<MachineModule>) -> Vec<(ModuleLayout, LayoutSource)> {
-        derive_for(mods, KernelLayout::Linux6_12)
+        derive_for(mods, V6_12)
     }
 
-    fn derive_for(
-        mods: Vec<MachineModule>,
-        layout: KernelLayout,
-    ) -> Vec<(ModuleLayout, LayoutSource)> {
+    /// Derives on a machine of `loader`'s kind: an x86_64 one lists
+    /// `entry_SYSCALL_64`, as every x86_64 kernel does.
+    fn derive_for(mods: Vec<MachineModule>, loader: Loader) -> Vec<(ModuleLayout, LayoutSource)> {
+        let entry = RawSymbol {
+            addr: 0xffff_ffff_8100_0000,
+            kind: b'T',
+            name: b"entry_SYSCALL_64".to_vec(),
+        };
         let machine = Machine {
-            core: Vec::new(),
+            core: if loader.x86_64 {
+                vec![entry]
+            } else {
+                Vec::new()
+            },
             modules: mods,
             pseudo: Vec::new(),
             root: PathBuf::new(),
         };
-        machine_layouts_for(&machine, PAGE, layout)
+        assert_eq!(Loader::of(&machine, loader.layout), loader);
+        machine_layouts_for(&machine, PAGE, loader.layout)
     }
 
     /// 7.3 lays `.static_call_sites` out in ro_after_init: derived with
@@ -681,7 +749,7 @@ mod tests {
     #[test]
     fn static_call_sites_move_to_ro_after_init_on_7_3() {
         assert_eq!(classify(".static_call_sites"), Some(MOD_DATA));
-        let v73 = KernelLayout::Linux7_3;
+        let v73 = X86_7_3;
         assert_eq!(
             classify_for(".static_call_sites", v73),
             Some(MOD_RO_AFTER_INIT)
@@ -697,7 +765,7 @@ mod tests {
         assert_eq!(truth[MOD_RO_AFTER_INIT].unwrap().1, 0x2000);
         let got73 = derive_for(vec![m.clone()], v73);
         assert_eq!(got73[0].0, truth);
-        let got612 = derive_for(vec![m], KernelLayout::Linux6_12);
+        let got612 = derive_for(vec![m], V6_12);
         assert_ne!(got612[0].0, truth, "6.12's rule must not fit a 7.3 module");
     }
 
@@ -707,7 +775,7 @@ mod tests {
     /// total says so), which 6.12's guard-page rule would refuse.
     #[test]
     fn rox_text_packed_without_guard_page_on_7_3() {
-        let v73 = KernelLayout::Linux7_3;
+        let v73 = X86_7_3;
         let secs = || {
             vec![
                 with(sec(".text", "ax", 0x1800, 16), &[(0, "f1", b't')]),
@@ -740,7 +808,7 @@ mod tests {
         b.name = "b".into();
         let got73 = derive_for(vec![a.clone(), b.clone()], v73);
         assert_eq!(got73[0].0, ta);
-        let got612 = derive_for(vec![a, b], KernelLayout::Linux6_12);
+        let got612 = derive_for(vec![a, b], V6_12);
         assert_ne!(got612[0].0[MOD_TEXT], ta[MOD_TEXT]);
     }
 
@@ -748,7 +816,7 @@ mod tests {
     /// no MOD_TEXT region.
     #[test]
     fn no_text_module_on_7_3() {
-        let v73 = KernelLayout::Linux7_3;
+        let v73 = X86_7_3;
         let secs = vec![
             with(sec(".rodata", "a", 0x100, 32), &[(0x20, "table", b'r')]),
             with(
@@ -763,7 +831,23 @@ mod tests {
         assert_eq!(m.proc.as_ref().unwrap().base, 0);
         let got = derive_for(vec![m.clone()], v73);
         assert_eq!(got[0].0, truth);
-        assert_ne!(derive_for(vec![m], KernelLayout::Linux6_12)[0].0, truth);
+        assert_ne!(derive_for(vec![m], V6_12)[0].0, truth);
+    }
+
+    /// 7.3 on UML (or any arch but x86_64) has neither ROX text nor inline
+    /// static calls: `.static_call_sites` stays in data, and the pages a
+    /// `.bss` leaves unseen go to `MOD_DATA` first, as on 6.12. With
+    /// x86_64's order the left-over page went to ro_after_init: the one
+    /// module region `uml-test --base 7.3` got wrong (`ksym_many`).
+    #[test]
+    fn uml_7_3_keeps_6_12_rules_but_the_textless_one() {
+        assert_eq!(classify_for(".static_call_sites", UML_7_3), Some(MOD_DATA));
+        let (m, truth) = load_for(&typical(0x3000, None), bases(), ModuleState::Live, UML_7_3);
+        assert!(truth[MOD_DATA].unwrap().1 >= 0x4000);
+        let got = derive_for(vec![m.clone()], UML_7_3);
+        assert_eq!(got[0].0, truth);
+        let x86 = derive_for(vec![m], X86_7_3);
+        assert_ne!(x86[0].0[MOD_DATA], truth[MOD_DATA]);
     }
 
     /// A module like the in-tree samples: every region, stale init sections.
