@@ -13,7 +13,7 @@ use kernel::prelude::*;
 use crate::errno;
 use crate::mod_index::{self, ModAnswer};
 use crate::state::{shim, Shim};
-/// Shared by every CPU; 256 entries, 32 KiB.
+/// Shared by every CPU; 256 entries, 48 KiB.
 pub(crate) static CACHE: DefaultWchanCache = DefaultWchanCache::new();
 
 /// The module path of `lookup_symbol_name()`: the module's index when it

@@ -7,7 +7,7 @@
 //! sleep in a few dozen functions (`do_epoll_wait`, `futex_wait_queue`,
 //! `schedule_hrtimeout_range`, ...): the same addresses resolve again and
 //! again. A hit costs one hash, one 64-byte line and a copy of the name
-//! (two lines for a name of more than [`SHORT_NAME_MAX`] bytes).
+//! (two or three lines for a name of more than [`SHORT_NAME_MAX`] bytes).
 //!
 //! # Concurrency: a seqcount per entry
 //!
@@ -50,32 +50,46 @@
 //! There are no hit/miss counters: a shared counter would be a store to
 //! one line from every CPU on every hit, the contention this design avoids.
 //!
-//! # Long names: a second line
+//! # Long names: more lines
 //!
-//! An entry is two 64-byte lines: the first holds the sequence count, the
-//! key, the generation and a name of up to [`SHORT_NAME_MAX`] bytes; the
-//! second, read and written only for a longer name, the rest of one of up
-//! to [`CACHE_NAME_MAX`]. One line per entry held 39 bytes, and one text
-//! symbol in twenty has a longer name (5.2% of the 121k of a 6.18 x86_64
-//! `/proc/kallsyms`; 0.15% are longer than 55 bytes, none than 103): in
-//! the benchmark's wchan mix three of 64 hot functions were never cached,
-//! 13% of all lookups. Names longer than [`CACHE_NAME_MAX`] bytes are not
+//! An entry is three 64-byte lines: the first holds the sequence count,
+//! the key, the generation and a name of up to [`SHORT_NAME_MAX`] bytes;
+//! the second, read and written only for a longer name, the rest of one
+//! of up to [`MEDIUM_NAME_MAX`]; the third, only for a name longer still,
+//! the rest of one of up to [`CACHE_NAME_MAX`]. One line per entry held
+//! 39 bytes, and one text symbol in twenty has a longer name (5.2% of the
+//! 121k of a 6.18 x86_64 `/proc/kallsyms`; 0.15% are longer than 55
+//! bytes, none than 103): in the benchmark's wchan mix three of 64 hot
+//! functions were never cached, 13% of all lookups. Two lines held 103,
+//! and Rust-enabled kernels (the only ones the shim loads into) have
+//! longer v0-mangled names: 84 of the 21,580 text symbols of the UML 7.3
+//! test kernel, 3 longer than 167 (the longest 324); one of the in-kernel
+//! benchmark's 64 hot functions there had a name of 125 bytes and missed
+//! on every lookup. Names longer than [`CACHE_NAME_MAX`] bytes are not
 //! cached (the lookup is still answered, from the index).
 
 use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
-/// Longest name an entry holds: thirteen words less the length byte.
+/// Longest name an entry holds: twenty-one words less the length byte.
 pub const CACHE_NAME_MAX: usize = NAME_WORDS * 8 - 1;
+
+/// Longest name an entry's first two lines hold: thirteen words less the
+/// length byte. A hit on such a name reads no third line.
+pub const MEDIUM_NAME_MAX: usize = MEDIUM_WORDS * 8 - 1;
 
 /// Longest name an entry's first line holds: five words less the length
 /// byte. A hit on such a name reads and writes no more.
 pub const SHORT_NAME_MAX: usize = SHORT_WORDS * 8 - 1;
 
-/// Name words of an entry: five in its first line, eight in its second.
-const NAME_WORDS: usize = 13;
+/// Name words of an entry: five in its first line, eight in each of its
+/// second and third.
+const NAME_WORDS: usize = 21;
 
 /// Name words in an entry's first line.
 const SHORT_WORDS: usize = 5;
+
+/// Name words in an entry's first two lines.
+const MEDIUM_WORDS: usize = 13;
 
 /// A name copied out of the cache; it derefs to the name's bytes.
 ///
@@ -118,7 +132,7 @@ impl core::fmt::Debug for CachedName {
 
 /// Size of an entry's name area (a length byte and the name), and so the
 /// most bytes [`WchanCache::get_into`] writes (the name, its NUL and
-/// padding) and the least it needs.
+/// padding) and the least it needs: 168.
 pub const RAW_NAME_LEN: usize = NAME_WORDS * 8;
 
 /// Bytes [`WchanCache::get_into`] writes for a name of up to
@@ -151,20 +165,30 @@ fn unpack_first_line(w: [u64; SHORT_WORDS], w5: u64, dst: &mut [u8; RAW_NAME_LEN
     }
 }
 
-/// The second line's words of a long name into `dst` past
-/// [`SHORT_NAME_LEN`], as [`unpack_first_line`] lays out the first (none
-/// after the last word: the final NUL). A loop: long names are rare. Not
-/// `chunks_mut()`, whose panic path objtool would flag (see `insert`).
+/// The words past the first line of a long name into `dst` past
+/// [`SHORT_NAME_LEN`], up to [`RAW_NAME_LEN`], as [`unpack_first_line`]
+/// lays out the first: the first `used` of `long` (the second line's
+/// eight, or all sixteen for a name over [`MEDIUM_NAME_MAX`] bytes), then
+/// zeros (the final NUL and padding: a medium name's third line may hold
+/// a longer name's bytes, and is not read). A loop: long names are rare.
+/// Not `chunks_mut()`, whose panic path objtool would flag (see `insert`).
 #[cold]
-fn unpack_second_line(long: &[AtomicU64], dst: &mut [u8; RAW_NAME_LEN]) {
+fn unpack_long_lines(long: &[AtomicU64], used: usize, dst: &mut [u8; RAW_NAME_LEN]) {
+    let word = |i: usize| {
+        if i < used {
+            long.get(i).map_or(0, |a| a.load(Ordering::Relaxed))
+        } else {
+            0
+        }
+    };
     let mut out: &mut [u8] = dst.get_mut(SHORT_NAME_LEN..).unwrap_or(&mut []);
-    let mut next = long.first().map_or(0, |a| a.load(Ordering::Relaxed));
+    let mut next = word(0);
     for i in 1..=long.len() {
         let Some((c, tail)) = core::mem::take(&mut out).split_first_chunk_mut::<8>() else {
             break;
         };
         let w = next;
-        next = long.get(i).map_or(0, |a| a.load(Ordering::Relaxed));
+        next = word(i);
         *c = (w.wrapping_shr(8) | next.wrapping_shl(56)).to_le_bytes();
         out = tail;
     }
@@ -184,8 +208,8 @@ fn short_chunks(dst: &mut [u8; RAW_NAME_LEN]) -> Option<[&mut [u8; 8]; SHORT_WOR
     Some([c0, c1, c2, c3, c4])
 }
 
-/// One entry: exactly two 64-byte cache lines, the second used by long
-/// names only.
+/// One entry: exactly three 64-byte cache lines, the second and third
+/// used by long names only.
 #[repr(C, align(64))]
 struct Entry {
     seq: AtomicU32,
@@ -194,7 +218,8 @@ struct Entry {
     generation: AtomicU64,
     /// Byte 0: name length; bytes 1..: name, little-endian packed. The
     /// words past [`SHORT_WORDS`] (the second line) hold a name only when
-    /// its length is above [`SHORT_NAME_MAX`].
+    /// its length is above [`SHORT_NAME_MAX`], those past [`MEDIUM_WORDS`]
+    /// (the third) when it is above [`MEDIUM_NAME_MAX`].
     name: [AtomicU64; NAME_WORDS],
 }
 
@@ -266,7 +291,7 @@ impl<const SETS: usize, const WAYS: usize> Default for WchanCache<SETS, WAYS> {
     }
 }
 
-/// The default geometry: 64 sets of 4 ways, 256 entries, 32 KiB.
+/// The default geometry: 64 sets of 4 ways, 256 entries, 48 KiB.
 pub type DefaultWchanCache = WchanCache<64, 4>;
 
 impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
@@ -376,7 +401,12 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             };
             unpack_first_line(first, w5, dst);
             if is_long {
-                unpack_second_line(long, dst);
+                let used = if len > MEDIUM_NAME_MAX {
+                    NAME_WORDS - SHORT_WORDS
+                } else {
+                    MEDIUM_WORDS - SHORT_WORDS
+                };
+                unpack_long_lines(long, used, dst);
             }
             fence(Ordering::Acquire);
             // An unchanged even count: no writer ran since `s1`, so the key
@@ -449,10 +479,12 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         }
         // `bytes` holds exactly one 8-byte chunk per word. Not
         // `chunks_exact()`: its constructor's panic path stays out of line
-        // in the kernel build, where objtool flags the call. A short name
-        // writes its first line only: readers never read the second then.
-        let words = if name.len() > SHORT_NAME_MAX {
+        // in the kernel build, where objtool flags the call. A name writes
+        // the lines its length needs: readers never read the others then.
+        let words = if name.len() > MEDIUM_NAME_MAX {
             NAME_WORDS
+        } else if name.len() > SHORT_NAME_MAX {
+            MEDIUM_WORDS
         } else {
             SHORT_WORDS
         };

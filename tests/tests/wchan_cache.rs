@@ -12,14 +12,15 @@ fn truth(addr: u64, generation_salt: u64) -> String {
     format!("{}_{}", name_of(addr), generation_salt)
 }
 
-/// The name of `addr` without its salt: every third address's is over
-/// 39 bytes (about 90), so that its entry uses its second line, and short
-/// names reuse entries that long ones held.
+/// The name of `addr` without its salt: one address in three has a name
+/// of about 90 bytes (its entry uses its second line), one in six of
+/// about 150 (the third too), so that every line races the writers, and
+/// shorter names reuse entries that longer ones held.
 fn name_of(addr: u64) -> String {
-    if (addr / 16).is_multiple_of(3) {
-        format!("fn_{addr:x}_{}", "x".repeat(64))
-    } else {
-        format!("fn_{addr:x}")
+    match (addr / 16) % 6 {
+        0 | 3 => format!("fn_{addr:x}_{}", "x".repeat(64)),
+        1 => format!("fn_{addr:x}_{}", "y".repeat(124)),
+        _ => format!("fn_{addr:x}"),
     }
 }
 
@@ -58,9 +59,10 @@ fn long_names_are_not_cached() {
 /// its NUL, zeros up to the end of its words (`SHORT_NAME_LEN` bytes for
 /// a name in the entry's first line, `RAW_NAME_LEN` for a longer one), the
 /// rest untouched; for every length a name can have in the cache, so each
-/// byte of all thirteen words crosses the shift into place. Each short
-/// name goes into an entry a long name held before (one set of one way),
-/// whose second line it leaves as it was: no byte of it may show.
+/// byte of all twenty-one words crosses the shift into place. Each name
+/// goes into an entry the longest name held before (one set of one way),
+/// whose lines past the ones it needs it leaves as they were: no byte of
+/// them may show (a short name's second line, a medium one's third).
 #[test]
 fn get_into_writes_the_name_and_its_nul() {
     let c: WchanCache<1, 1> = WchanCache::new();
@@ -70,7 +72,7 @@ fn get_into_writes_the_name_and_its_nul() {
         let name: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
         let addr = 0x100 + len as u64;
         assert!(c.insert(addr, c.generation(), &name), "len {len}");
-        let mut buf = [0xffu8; 128];
+        let mut buf = [0xffu8; RAW_NAME_LEN + 24];
         assert_eq!(c.get_into(addr, &mut buf), Some(len), "len {len}");
         assert_eq!(&buf[..len], name.as_slice(), "len {len}");
         let end = if len <= SHORT_NAME_MAX {

@@ -428,7 +428,7 @@ pub mod modules {
     }
 }
 
-/// The wchan cache (`core/cache.rs`): 256 entries, 32 KiB, shared by every
+/// The wchan cache (`core/cache.rs`): 256 entries, 48 KiB, shared by every
 /// CPU, lock-free; `lookup_symbol_name()` consults it first.
 static WCHAN_CACHE: DefaultWchanCache = DefaultWchanCache::new();
 
