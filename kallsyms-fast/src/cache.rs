@@ -53,7 +53,8 @@
 //! # Long names: more lines
 //!
 //! An entry is three 64-byte lines: the first holds the sequence count,
-//! the key, the generation and a name of up to [`SHORT_NAME_MAX`] bytes;
+//! the name's length, the key, the generation and a name of up to
+//! [`SHORT_NAME_MAX`] bytes;
 //! the second, read and written only for a longer name, the rest of one
 //! of up to [`MEDIUM_NAME_MAX`]; the third, only for a name longer still,
 //! the rest of one of up to [`CACHE_NAME_MAX`]. One line per entry held
@@ -68,17 +69,17 @@
 //! on every lookup. Names longer than [`CACHE_NAME_MAX`] bytes are not
 //! cached (the lookup is still answered, from the index).
 
-use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
-/// Longest name an entry holds: twenty-one words less the length byte.
+/// Longest name an entry holds: twenty-one words less its NUL.
 pub const CACHE_NAME_MAX: usize = NAME_WORDS * 8 - 1;
 
-/// Longest name an entry's first two lines hold: thirteen words less the
-/// length byte. A hit on such a name reads no third line.
+/// Longest name an entry's first two lines hold: thirteen words less its
+/// NUL. A hit on such a name reads no third line.
 pub const MEDIUM_NAME_MAX: usize = MEDIUM_WORDS * 8 - 1;
 
-/// Longest name an entry's first line holds: five words less the length
-/// byte. A hit on such a name reads and writes no more.
+/// Longest name an entry's first line holds: five words less its NUL.
+/// A hit on such a name reads and writes no more.
 pub const SHORT_NAME_MAX: usize = SHORT_WORDS * 8 - 1;
 
 /// Name words of an entry: five in its first line, eight in each of its
@@ -130,8 +131,8 @@ impl core::fmt::Debug for CachedName {
     }
 }
 
-/// Size of an entry's name area (a length byte and the name), and so the
-/// most bytes [`WchanCache::get_into`] writes (the name, its NUL and
+/// Size of an entry's name area (the name and at least one NUL), and so
+/// the most bytes [`WchanCache::get_into`] writes (the name, its NUL and
 /// padding) and the least it needs: 168.
 pub const RAW_NAME_LEN: usize = NAME_WORDS * 8;
 
@@ -139,57 +140,50 @@ pub const RAW_NAME_LEN: usize = NAME_WORDS * 8;
 /// [`SHORT_NAME_MAX`] bytes.
 pub const SHORT_NAME_LEN: usize = SHORT_WORDS * 8;
 
-/// An entry's name words (little-endian: byte 0 the length, then the
-/// name, zero padded) go into a reader's buffer without the length byte:
-/// byte `i` of the buffer is byte `i + 1` of the words, up to the end of
-/// the name's last word ([`SHORT_NAME_LEN`] bytes for a short name,
-/// [`RAW_NAME_LEN`] for a long one), the last byte 0. The name ends in a
+/// An entry's name words (little-endian: the name, zero padded; its
+/// length is in the entry's header) go into a reader's buffer as they
+/// are, up to the end of the name's last line ([`SHORT_NAME_LEN`] bytes
+/// for a short name, [`RAW_NAME_LEN`] for a long one). The name ends in a
 /// NUL at its length because [`WchanCache::insert`], the only writer,
-/// zero-pads it, and because a short name's reader takes 0 for the byte
-/// after its first line (tested by `get_into_writes_the_name_and_its_nul`).
+/// zero-pads it to the end of the lines it writes, and a name always
+/// leaves a byte of them for its NUL (tested by
+/// `get_into_writes_the_name_and_its_nul`).
 ///
-/// This writes the first line's five words; `w5` is the second line's
-/// first word for a long name, 0 for a short one.
+/// This writes the first line's five words: five loads and five stores.
 #[inline]
-fn unpack_first_line(w: [u64; SHORT_WORDS], w5: u64, dst: &mut [u8; RAW_NAME_LEN]) {
+fn copy_first_line(w: [u64; SHORT_WORDS], dst: &mut [u8; RAW_NAME_LEN]) {
     let [w0, w1, w2, w3, w4] = w;
-    // Each output word: this word's upper seven bytes, then the next
-    // word's lowest byte. Straight-line stores: iterators stay
-    // out-of-line calls at opt-level=s.
+    // Straight-line stores: iterators stay out-of-line calls at
+    // opt-level=s.
     if let Some([c0, c1, c2, c3, c4]) = short_chunks(dst) {
-        *c0 = (w0.wrapping_shr(8) | w1.wrapping_shl(56)).to_le_bytes();
-        *c1 = (w1.wrapping_shr(8) | w2.wrapping_shl(56)).to_le_bytes();
-        *c2 = (w2.wrapping_shr(8) | w3.wrapping_shl(56)).to_le_bytes();
-        *c3 = (w3.wrapping_shr(8) | w4.wrapping_shl(56)).to_le_bytes();
-        *c4 = (w4.wrapping_shr(8) | w5.wrapping_shl(56)).to_le_bytes();
+        *c0 = w0.to_le_bytes();
+        *c1 = w1.to_le_bytes();
+        *c2 = w2.to_le_bytes();
+        *c3 = w3.to_le_bytes();
+        *c4 = w4.to_le_bytes();
     }
 }
 
 /// The words past the first line of a long name into `dst` past
-/// [`SHORT_NAME_LEN`], up to [`RAW_NAME_LEN`], as [`unpack_first_line`]
-/// lays out the first: the first `used` of `long` (the second line's
-/// eight, or all sixteen for a name over [`MEDIUM_NAME_MAX`] bytes), then
-/// zeros (the final NUL and padding: a medium name's third line may hold
-/// a longer name's bytes, and is not read). A loop: long names are rare.
-/// Not `chunks_mut()`, whose panic path objtool would flag (see `insert`).
+/// [`SHORT_NAME_LEN`], up to [`RAW_NAME_LEN`], as [`copy_first_line`]
+/// copies the first: the first `used` of `long` (the second line's eight,
+/// or all sixteen for a name over [`MEDIUM_NAME_MAX`] bytes), then zeros
+/// (padding: a medium name's third line may hold a longer name's bytes,
+/// and is not read). A loop: long names are rare. Not `chunks_mut()`,
+/// whose panic path objtool would flag (see `insert`).
 #[cold]
-fn unpack_long_lines(long: &[AtomicU64], used: usize, dst: &mut [u8; RAW_NAME_LEN]) {
-    let word = |i: usize| {
-        if i < used {
-            long.get(i).map_or(0, |a| a.load(Ordering::Relaxed))
-        } else {
-            0
-        }
-    };
+fn copy_long_lines(long: &[AtomicU64], used: usize, dst: &mut [u8; RAW_NAME_LEN]) {
     let mut out: &mut [u8] = dst.get_mut(SHORT_NAME_LEN..).unwrap_or(&mut []);
-    let mut next = word(0);
-    for i in 1..=long.len() {
+    for (i, a) in long.iter().enumerate() {
         let Some((c, tail)) = core::mem::take(&mut out).split_first_chunk_mut::<8>() else {
             break;
         };
-        let w = next;
-        next = word(i);
-        *c = (w.wrapping_shr(8) | next.wrapping_shl(56)).to_le_bytes();
+        let w = if i < used {
+            a.load(Ordering::Relaxed)
+        } else {
+            0
+        };
+        *c = w.to_le_bytes();
         out = tail;
     }
 }
@@ -213,13 +207,16 @@ fn short_chunks(dst: &mut [u8; RAW_NAME_LEN]) -> Option<[&mut [u8; 8]; SHORT_WOR
 #[repr(C, align(64))]
 struct Entry {
     seq: AtomicU32,
-    referenced: AtomicU32,
+    referenced: AtomicU16,
+    /// The name's length, at most [`CACHE_NAME_MAX`] when the sequence
+    /// count vouches for it.
+    len: AtomicU16,
     key: AtomicU64,
     generation: AtomicU64,
-    /// Byte 0: name length; bytes 1..: name, little-endian packed. The
-    /// words past [`SHORT_WORDS`] (the second line) hold a name only when
-    /// its length is above [`SHORT_NAME_MAX`], those past [`MEDIUM_WORDS`]
-    /// (the third) when it is above [`MEDIUM_NAME_MAX`].
+    /// The name, little-endian packed and zero padded. The words past
+    /// [`SHORT_WORDS`] (the second line) hold a name only when its length
+    /// is above [`SHORT_NAME_MAX`], those past [`MEDIUM_WORDS`] (the
+    /// third) when it is above [`MEDIUM_NAME_MAX`].
     name: [AtomicU64; NAME_WORDS],
 }
 
@@ -237,7 +234,8 @@ impl Entry {
     const fn new() -> Self {
         Self {
             seq: AtomicU32::new(0),
-            referenced: AtomicU32::new(0),
+            referenced: AtomicU16::new(0),
+            len: AtomicU16::new(0),
             key: AtomicU64::new(0),
             // Generation 0 is never current (the cache starts at 1), so a
             // fresh entry is a miss.
@@ -354,9 +352,10 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     /// bytes (nothing is written then).
     ///
     /// This is the wchan hot path: the entry's words go straight into
-    /// `buf`, shifted past the length byte, as five 8-byte stores for a
-    /// short name. No
-    /// intermediate array and no call to `memcpy`, which the kernel's
+    /// `buf` as they are, five 8-byte loads and stores for a short name
+    /// (the length is in the entry's header, not before the name: no
+    /// shifts). No intermediate array and no call to `memcpy`, which the
+    /// kernel's
     /// size-optimised builds (`-Copt-level=s`) never inline and which
     /// costs more than the rest of a hit under emulation.
     ///
@@ -377,36 +376,28 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             if e.generation.load(Ordering::Relaxed) != generation {
                 continue;
             }
-            // Five straight loads: a loop or `map` stays a loop through the
-            // stack at opt-level=s. The words go straight into `dst`, none
-            // through an array on the stack. The second line only for a
-            // long name (a torn length may read it for nothing: the
-            // re-check below rejects the entry then).
+            // Five straight loads and stores: a loop or `map` stays a loop
+            // through the stack at opt-level=s. The words go straight into
+            // `dst`, none through an array on the stack. The other lines
+            // only for a long name (a torn length may read them for
+            // nothing: the re-check below rejects the entry then).
+            let len = usize::from(e.len.load(Ordering::Relaxed)).min(CACHE_NAME_MAX);
             let [a0, a1, a2, a3, a4, long @ ..] = &e.name;
-            let w0 = a0.load(Ordering::Relaxed);
             let first = [
-                w0,
+                a0.load(Ordering::Relaxed),
                 a1.load(Ordering::Relaxed),
                 a2.load(Ordering::Relaxed),
                 a3.load(Ordering::Relaxed),
                 a4.load(Ordering::Relaxed),
             ];
-            let len = usize::from(w0.to_le_bytes()[0]).min(CACHE_NAME_MAX);
-            let is_long = len > SHORT_NAME_MAX;
-            // A short name's byte after its first line is its NUL,
-            // whatever a longer name left in the second line.
-            let w5 = match long.first() {
-                Some(a) if is_long => a.load(Ordering::Relaxed),
-                _ => 0,
-            };
-            unpack_first_line(first, w5, dst);
-            if is_long {
+            copy_first_line(first, dst);
+            if len > SHORT_NAME_MAX {
                 let used = if len > MEDIUM_NAME_MAX {
                     NAME_WORDS - SHORT_WORDS
                 } else {
                     MEDIUM_WORDS - SHORT_WORDS
                 };
-                unpack_long_lines(long, used, dst);
+                copy_long_lines(long, used, dst);
             }
             fence(Ordering::Acquire);
             // An unchanged even count: no writer ran since `s1`, so the key
@@ -472,9 +463,9 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         }
         fence(Ordering::Release);
         let mut bytes = [0u8; NAME_WORDS * 8];
-        // name.len() <= CACHE_NAME_MAX (checked on entry): it fits a byte.
-        bytes[0] = u8::try_from(name.len()).unwrap_or(0);
-        if let Some(dst) = bytes.get_mut(1..=name.len()) {
+        // name.len() <= CACHE_NAME_MAX (checked on entry): it fits, with
+        // a NUL after it, and its length fits 16 bits.
+        if let Some(dst) = bytes.get_mut(..name.len()) {
             dst.copy_from_slice(name);
         }
         // `bytes` holds exactly one 8-byte chunk per word. Not
@@ -496,6 +487,8 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             a.store(u64::from_le_bytes(*chunk), Ordering::Relaxed);
             rest = tail;
         }
+        e.len
+            .store(u16::try_from(name.len()).unwrap_or(0), Ordering::Relaxed);
         e.key.store(addr, Ordering::Relaxed);
         e.generation.store(generation, Ordering::Relaxed);
         e.referenced.store(0, Ordering::Relaxed);
