@@ -322,8 +322,10 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     // kernel fast-uml-test just built; last, the 7.3 series on Linux 7.3,
     // Debian's Rust-enabled kernel, the mirror against that kernel, and
     // the nproc suites on it (numbers printed, not recorded).
-    // The chain still ends before the shim suite's QEMU: 2-3 minutes more
-    // on a cached machine, about 7 (a kernel build) on a fresh one.
+    // On a cached machine the chain ends before the shim suite's QEMU; on
+    // a fresh one it is the longer side (2026-12-05, from empty caches:
+    // 1,459 s of UML steps before uml-test --base 7.3 joined them, against
+    // the shim suite's 772 s; the whole test command took 3,360 s).
     let uml: Vec<Step> = vec![
         (
             "uml-test --patched-off",
