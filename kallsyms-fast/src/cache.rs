@@ -33,7 +33,8 @@
 //!
 //! Each entry has a referenced bit. A hit sets it only if it is clear, so a
 //! hot entry costs no store at all in the steady state, whatever else is
-//! inserted. An insert takes the first empty or stale way of the set, else
+//! inserted. An insert takes the first empty or stale way of the set (in
+//! the address's probe order, below), else
 //! the first way not referenced since it was inserted or since the set's
 //! bits were last cleared, reading the bits without writing them; only
 //! when every way of the set is referenced does it clear them all and evict
@@ -46,6 +47,20 @@
 //! benchmark's wchan mix. A true LRU with per-hit timestamps before that:
 //! with a cold tail every insert forced the next hit on each hot entry to
 //! store, which across CPUs means bouncing lines.)
+//!
+//! # Probe order: each address's own first way
+//!
+//! Two bits of an address's hash choose the way its probe starts from,
+//! and its insert scans the ways in the same order, so an address usually
+//! sits in the first way it probes: a hit compares one key, and the
+//! branch that tests it goes the same way for every hot address. Probing
+//! every set from way 0, the way a hot address sat in depended on the
+//! order the set was filled, and the branches of a stream of hot
+//! addresses were mispredicted 0.42 times a hit (callgrind's branch
+//! model, `kallsyms-bench profile --stream wchan-hot --algo cached`),
+//! 0.12 times in the address's own order; on the same host, alternating
+//! the two builds, a hit over the wchan mix's 64 hot functions went from
+//! 10.3 to 7.7 ns.
 //!
 //! There are no hit/miss counters: a shared counter would be a store to
 //! one line from every CPU on every hit, the contention this design avoids.
@@ -324,16 +339,32 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// The set of `addr` and the way its probe and its insert start from.
     #[inline]
-    fn set_of(&self, addr: u64) -> &[Entry; WAYS] {
+    fn set_of(&self, addr: u64) -> (&[Entry; WAYS], usize) {
         let h = (addr >> 2).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         // The top SET_BITS bits; a shift by 64 (one set) gives set 0.
         let top = h
             .checked_shr(u64::BITS.saturating_sub(Self::SET_BITS))
             .unwrap_or(0);
         let idx = usize::try_from(top).unwrap_or(0);
+        // Two bits of the hash's middle, not the set's, choose the first
+        // way.
+        let below = h.checked_shl(Self::SET_BITS).unwrap_or(0) >> 32;
+        let first = usize::try_from(below)
+            .unwrap_or(0)
+            .checked_rem(WAYS)
+            .unwrap_or(0);
         // idx < SETS by construction; `get` keeps the no-panic rule.
-        self.sets.get(idx).unwrap_or(&self.sets[0])
+        (self.sets.get(idx).unwrap_or(&self.sets[0]), first)
+    }
+
+    /// Way `i` of `set` in the order that starts at `first` and wraps.
+    /// Each address probes and inserts in its own such order, so it
+    /// usually sits in the first way it probes (see "Probe order").
+    #[inline(always)]
+    fn way(set: &[Entry; WAYS], first: usize, i: usize) -> Option<&Entry> {
+        set.get(first.wrapping_add(i).checked_rem(WAYS).unwrap_or(0))
     }
 
     /// The cached name for `addr`, if present and current.
@@ -366,7 +397,11 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     pub fn get_into(&self, addr: u64, buf: &mut [u8]) -> Option<usize> {
         let dst = buf.first_chunk_mut::<RAW_NAME_LEN>()?;
         let generation = self.generation();
-        for e in self.set_of(addr) {
+        let (set, first) = self.set_of(addr);
+        for i in 0..WAYS {
+            let Some(e) = Self::way(set, first, i) else {
+                continue;
+            };
             let s1 = e.seq.load(Ordering::Acquire);
             // A torn key can only cause a false miss here, or a false match
             // that the sequence re-check below rejects.
@@ -422,11 +457,11 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         if name.len() > CACHE_NAME_MAX || generation != self.generation() {
             return false;
         }
-        let set = self.set_of(addr);
+        let (set, first) = self.set_of(addr);
         let current = self.generation();
         let mut victim: Option<&Entry> = None;
         let mut unreferenced: Option<&Entry> = None;
-        for e in set {
+        for e in (0..WAYS).filter_map(|i| Self::way(set, first, i)) {
             let eg = e.generation.load(Ordering::Relaxed);
             if eg == current && e.key.load(Ordering::Relaxed) == addr {
                 // Already present (another CPU was faster).
@@ -494,5 +529,32 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         e.referenced.store(0, Ordering::Relaxed);
         e.seq.store(s.wrapping_add(2), Ordering::Release);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An insert into a free set lands in the address's first way, the
+    /// one its probe tries first, and the first ways of many addresses
+    /// are all four ways: a hit on a hot address so compares one way.
+    #[test]
+    fn an_address_sits_in_the_first_way_it_probes() {
+        let c = DefaultWchanCache::new();
+        let mut firsts = [0usize; 4];
+        for i in 0..1_000u64 {
+            let addr = 0xffff_ffff_8100_0000 + i * 0x1234;
+            let (set, first) = c.set_of(addr);
+            c.invalidate();
+            assert!(c.insert(addr, c.generation(), b"schedule"));
+            let key = set[first].key.load(Ordering::Relaxed);
+            assert_eq!(key, addr, "address {addr:#x} is not in its first way");
+            firsts[first] += 1;
+        }
+        assert!(
+            firsts.iter().all(|&n| n > 150),
+            "first ways not spread: {firsts:?}"
+        );
     }
 }
