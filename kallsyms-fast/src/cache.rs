@@ -107,6 +107,20 @@ const SHORT_WORDS: usize = 5;
 /// Name words in an entry's first two lines.
 const MEDIUM_WORDS: usize = 13;
 
+/// Name words a name of `len` bytes occupies, with its NUL: the lines
+/// its length needs, the only ones [`WchanCache::insert`] writes and
+/// [`WchanCache::get_into`] reads for it.
+#[inline]
+const fn name_words(len: usize) -> usize {
+    if len > MEDIUM_NAME_MAX {
+        NAME_WORDS
+    } else if len > SHORT_NAME_MAX {
+        MEDIUM_WORDS
+    } else {
+        SHORT_WORDS
+    }
+}
+
 /// A name copied out of the cache; it derefs to the name's bytes.
 ///
 /// # Invariants
@@ -427,12 +441,7 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
             ];
             copy_first_line(first, dst);
             if len > SHORT_NAME_MAX {
-                let used = if len > MEDIUM_NAME_MAX {
-                    NAME_WORDS - SHORT_WORDS
-                } else {
-                    MEDIUM_WORDS - SHORT_WORDS
-                };
-                copy_long_lines(long, used, dst);
+                copy_long_lines(long, name_words(len).saturating_sub(SHORT_WORDS), dst);
             }
             fence(Ordering::Acquire);
             // An unchanged even count: no writer ran since `s1`, so the key
@@ -507,13 +516,7 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         // `chunks_exact()`: its constructor's panic path stays out of line
         // in the kernel build, where objtool flags the call. A name writes
         // the lines its length needs: readers never read the others then.
-        let words = if name.len() > MEDIUM_NAME_MAX {
-            NAME_WORDS
-        } else if name.len() > SHORT_NAME_MAX {
-            MEDIUM_WORDS
-        } else {
-            SHORT_WORDS
-        };
+        let words = name_words(name.len());
         let mut rest: &[u8] = &bytes;
         for a in e.name.iter().take(words) {
             let Some((chunk, tail)) = rest.split_first_chunk::<8>() else {
