@@ -13,7 +13,7 @@ use kernel::prelude::*;
 use crate::errno;
 use crate::mod_index::{self, ModAnswer};
 use crate::state::{shim, Shim};
-/// Shared by every CPU; 256 entries, 48 KiB.
+/// Shared by every CPU; 256 entries, 48 KiB, and a 4 KiB admission filter.
 pub(crate) static CACHE: DefaultWchanCache = DefaultWchanCache::new();
 
 /// The module path of `lookup_symbol_name()`: the module's index when it
@@ -65,7 +65,8 @@ pub(crate) unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut 
         }
         let generation = CACHE.generation();
         if let Some(n) = core_name_into(s, addr, out) {
-            if let Some(name) = out.get(..n) {
+            // Inserted on its second miss only (the cache's admission).
+            if let Some(name) = out.get(..n).filter(|_| CACHE.admit(addr)) {
                 CACHE.insert(addr, generation, name);
             }
         }

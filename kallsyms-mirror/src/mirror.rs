@@ -544,14 +544,15 @@ impl Mirror {
         self.wchan_uncached(cores, algo, addr, name, out);
     }
 
-    /// [`wchan`](Self::wchan) after a cache miss: resolve, insert under
-    /// the generation snapshot taken before resolving (as the kernel's
+    /// [`wchan`](Self::wchan) after a cache miss: resolve, and on the
+    /// address's second miss ([`WchanCache::admit`]) insert under the
+    /// generation snapshot taken before resolving (as the kernel's
     /// `lookup_symbol_name()` does; a hit needs no snapshot).
     #[inline(never)]
     fn wchan_miss(&self, cores: &Cores<'_>, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         let generation = self.cache.generation();
         let found = self.resolve_with(cores, Algo::Fast, addr, name).is_some();
-        if found {
+        if found && self.cache.admit(addr) {
             self.cache.insert(addr, generation, name.as_bytes());
         }
         format::wchan(out, addr, found.then_some(name.as_bytes()));

@@ -428,8 +428,9 @@ pub mod modules {
     }
 }
 
-/// The wchan cache (`core/cache.rs`): 256 entries, 48 KiB, shared by every
-/// CPU, lock-free; `lookup_symbol_name()` consults it first.
+/// The wchan cache (`core/cache.rs`): 256 entries (48 KiB) and a 4 KiB
+/// admission filter, shared by every CPU, lock-free;
+/// `lookup_symbol_name()` consults it first.
 static WCHAN_CACHE: DefaultWchanCache = DefaultWchanCache::new();
 
 /// Copies the cached name of `addr`, NUL-terminated, into `symname`;
@@ -456,7 +457,9 @@ pub extern "C" fn kallsyms_fast_cache_generation() -> u64 {
 }
 
 /// Caches the NUL-terminated `symname` for `addr`, resolved while the
-/// generation was `generation` (dropped if it has moved on since).
+/// generation was `generation` (dropped if it has moved on since), when
+/// `addr` missed recently before: a first miss only leaves its tag in the
+/// cache's admission filter (one-off names are never inserted).
 ///
 /// # Safety
 ///
@@ -471,6 +474,9 @@ pub unsafe extern "C" fn kallsyms_fast_cache_put(
     let Some(name) = (unsafe { symname.cast::<[u8; KSYM_NAME_LEN]>().as_ref() }) else {
         return;
     };
+    if !WCHAN_CACHE.admit(addr) {
+        return;
+    }
     let len = name.iter().position(|&b| b == 0).unwrap_or(0);
     if let Some(name) = name.get(..len) {
         WCHAN_CACHE.insert(addr, generation, name);
