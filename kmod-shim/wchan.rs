@@ -66,9 +66,7 @@ pub(crate) unsafe extern "C" fn kfs_lookup_symbol_name(addr: u64, symname: *mut 
         let generation = CACHE.generation();
         if let Some(n) = core_name_into(s, addr, out) {
             // Inserted on its second miss only (the cache's admission).
-            if let Some(name) = out.get(..n).filter(|_| CACHE.admit(addr)) {
-                CACHE.insert(addr, generation, name);
-            }
+            CACHE.insert_after_miss(addr, generation, || out.get(..n));
         }
         return 0;
     }

@@ -70,10 +70,11 @@
 //! compare-exchange that claims the entry and the lines it writes
 //! (about a tenth of the time over the wchan mix, `perf record -e
 //! cpu-clock` on `kallsyms-bench profile --stream wchan --algo cached`).
-//! So a miss first asks [`WchanCache::admit`]: a small direct-mapped
-//! table of tags remembers the addresses that missed recently, and only
-//! an address that missed before (its tag still in its slot) is inserted;
-//! a first miss leaves its tag with a plain store. A hot address so costs
+//! So a miss inserts through [`WchanCache::insert_after_miss`], which
+//! first asks a small direct-mapped table of tags, the admission filter,
+//! whether the address missed recently: only an address that missed
+//! before (its tag still in its slot) is inserted; a first miss leaves its
+//! tag with a plain store. A hot address so costs
 //! one miss more, once; a one-off costs a load and a store instead of an
 //! insert, and evicts nothing. Alternating the two builds over the wchan
 //! mix (`kallsyms-bench profile`, 600,000 lookups, 25 rounds each) took
@@ -349,6 +350,30 @@ const SEEN_BITS: u32 = 10;
 /// 4 KiB admission filter.
 pub type DefaultWchanCache = WchanCache<64, 4>;
 
+/// The multiplier of the hash that picks an address's set and first way
+/// (Fibonacci hashing: 2^64 over the golden ratio).
+const SET_HASH: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The multiplier of the admission filter's hash: another odd constant,
+/// so that an address's filter slot does not follow from its set.
+const SEEN_HASH: u64 = 0xD6E8_FEB8_6659_FD93;
+
+/// An address's hash under `multiplier`: its low two bits (always zero
+/// for a return address on most architectures) dropped, the rest
+/// multiplied, so that the top bits depend on all of them.
+#[inline(always)]
+fn hash(addr: u64, multiplier: u64) -> u64 {
+    (addr >> 2).wrapping_mul(multiplier)
+}
+
+/// The top `bits` bits of `h`, an index below `1 << bits` (0 for
+/// `bits == 0`: the shift by 64 that would give it is `None`).
+#[inline(always)]
+fn top_bits(h: u64, bits: u32) -> usize {
+    let top = h.checked_shr(u64::BITS.saturating_sub(bits)).unwrap_or(0);
+    usize::try_from(top).unwrap_or(0)
+}
+
 impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     const SET_BITS: u32 = {
         assert!(SETS.is_power_of_two() && WAYS > 0);
@@ -389,12 +414,8 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     /// The set of `addr` and the way its probe and its insert start from.
     #[inline]
     fn set_of(&self, addr: u64) -> (&[Entry; WAYS], usize) {
-        let h = (addr >> 2).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        // The top SET_BITS bits; a shift by 64 (one set) gives set 0.
-        let top = h
-            .checked_shr(u64::BITS.saturating_sub(Self::SET_BITS))
-            .unwrap_or(0);
-        let idx = usize::try_from(top).unwrap_or(0);
+        let h = hash(addr, SET_HASH);
+        let idx = top_bits(h, Self::SET_BITS);
         // Two bits of the hash's middle, not the set's, choose the first
         // way.
         let below = h.checked_shl(Self::SET_BITS).unwrap_or(0) >> 32;
@@ -417,27 +438,39 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
     /// The admission filter's slot for `addr`, and its tag there.
     #[inline]
     fn seen_slot(addr: u64) -> (usize, u32) {
-        // Another multiplier than the set's: an address's slot here does
-        // not follow from its set.
-        let h = (addr >> 2).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let h = hash(addr, SEEN_HASH);
         // Odd, so never a fresh slot's 0.
         let tag = u32::try_from(h >> 32).unwrap_or(0) | 1;
-        let top = h
-            .checked_shr(u64::BITS.saturating_sub(SEEN_BITS))
-            .unwrap_or(0);
-        let i = usize::try_from(top).unwrap_or(0);
-        (i, tag)
+        (top_bits(h, SEEN_BITS), tag)
     }
 
-    /// Whether a miss on `addr` should insert its name (see
-    /// "Admission"): true when `addr` missed recently before, its tag
-    /// still in its slot of the admission filter; false on a first miss,
-    /// which leaves its tag there. A load and, on a first miss, a plain
-    /// store: two CPUs racing on one slot may lose a tag, which costs a
-    /// miss more, never a wrong answer. Call it after a miss, before
-    /// [`insert`](Self::insert).
+    /// After a miss on `addr`, resolved while the generation was
+    /// `generation`: inserts the name `name` gives when `addr` missed
+    /// recently before (see "Admission"), and returns whether it was
+    /// inserted, as [`insert`](Self::insert). On a first miss it only
+    /// leaves `addr`'s tag in the admission filter and never calls `name`,
+    /// so a caller that must still measure the name (the kernel's
+    /// NUL-terminated buffer) does so only for a name it will insert.
     #[inline]
-    pub fn admit(&self, addr: u64) -> bool {
+    pub fn insert_after_miss<'n>(
+        &self,
+        addr: u64,
+        generation: u64,
+        name: impl FnOnce() -> Option<&'n [u8]>,
+    ) -> bool {
+        if !self.admit(addr) {
+            return false;
+        }
+        name().is_some_and(|n| self.insert(addr, generation, n))
+    }
+
+    /// Whether a miss on `addr` should insert its name: true when `addr`
+    /// missed recently before, its tag still in its slot of the admission
+    /// filter; false on a first miss, which leaves its tag there. A load
+    /// and, on a first miss, a plain store: two CPUs racing on one slot
+    /// may lose a tag, which costs a miss more, never a wrong answer.
+    #[inline]
+    fn admit(&self, addr: u64) -> bool {
         let (i, tag) = Self::seen_slot(addr);
         let Some(slot) = self.seen.get(i) else {
             return true;
@@ -626,6 +659,26 @@ mod tests {
         assert!(!c.admit(b));
         assert!(!c.admit(a), "admitted after its tag was replaced");
         assert!(c.admit(a));
+    }
+
+    /// `insert_after_miss` inserts on an address's second miss only, and
+    /// asks for the name only then. Fails when it inserts on a first miss,
+    /// measures a name it drops, or never inserts.
+    #[test]
+    fn a_miss_inserts_its_name_the_second_time() {
+        let c = DefaultWchanCache::new();
+        let a = 0xffff_ffff_8123_4565;
+        let g = c.generation();
+        let first = c.insert_after_miss(a, g, || panic!("name asked on a first miss"));
+        assert!(!first);
+        assert!(c.get(a).is_none(), "inserted on a first miss");
+        assert!(c.insert_after_miss(a, g, || Some(&b"do_nanosleep"[..])));
+        assert_eq!(c.get(a).as_deref(), Some(&b"do_nanosleep"[..]));
+        // A name that cannot be given is not inserted.
+        let b = a.wrapping_add(0x40);
+        assert!(!c.insert_after_miss(b, g, || None));
+        assert!(!c.insert_after_miss(b, g, || None));
+        assert!(c.get(b).is_none());
     }
 
     /// An insert into a free set lands in the address's first way, the

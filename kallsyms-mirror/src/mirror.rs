@@ -545,15 +545,16 @@ impl Mirror {
     }
 
     /// [`wchan`](Self::wchan) after a cache miss: resolve, and on the
-    /// address's second miss ([`WchanCache::admit`]) insert under the
-    /// generation snapshot taken before resolving (as the kernel's
-    /// `lookup_symbol_name()` does; a hit needs no snapshot).
+    /// address's second miss insert under the generation snapshot taken
+    /// before resolving ([`WchanCache::insert_after_miss`], as the
+    /// kernel's `lookup_symbol_name()` does; a hit needs no snapshot).
     #[inline(never)]
     fn wchan_miss(&self, cores: &Cores<'_>, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         let generation = self.cache.generation();
         let found = self.resolve_with(cores, Algo::Fast, addr, name).is_some();
-        if found && self.cache.admit(addr) {
-            self.cache.insert(addr, generation, name.as_bytes());
+        if found {
+            self.cache
+                .insert_after_miss(addr, generation, || Some(name.as_bytes()));
         }
         format::wchan(out, addr, found.then_some(name.as_bytes()));
     }

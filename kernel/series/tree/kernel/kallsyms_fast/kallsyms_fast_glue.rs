@@ -474,13 +474,10 @@ pub unsafe extern "C" fn kallsyms_fast_cache_put(
     let Some(name) = (unsafe { symname.cast::<[u8; KSYM_NAME_LEN]>().as_ref() }) else {
         return;
     };
-    if !WCHAN_CACHE.admit(addr) {
-        return;
-    }
-    let len = name.iter().position(|&b| b == 0).unwrap_or(0);
-    if let Some(name) = name.get(..len) {
-        WCHAN_CACHE.insert(addr, generation, name);
-    }
+    // The name is measured only when it will be inserted.
+    WCHAN_CACHE.insert_after_miss(addr, generation, || {
+        name.get(..name.iter().position(|&b| b == 0).unwrap_or(0))
+    });
 }
 
 /// Makes every cached name stale: a module's symbols changed (it switched
