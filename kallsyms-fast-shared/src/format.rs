@@ -237,6 +237,20 @@ pub fn wchan_cached<const SETS: usize, const WAYS: usize>(
     }
 }
 
+/// [`wchan_into`] after a lookup that writes the name straight into
+/// `out`, as the kernel's `lookup_symbol_name()` writes it into the
+/// buffer `proc_pid_wchan()` prints: `lookup` gets `out`'s first
+/// `KSYM_NAME_LEN` bytes (the kernel's `namebuf`) and returns the name's
+/// length, `None` when it found nothing. No copy of the name.
+pub fn wchan_from(
+    out: &mut SymbolBuf,
+    addr: u64,
+    lookup: impl FnOnce(&mut [u8; KSYM_NAME_LEN]) -> Option<usize>,
+) {
+    let name_len = out.buf.first_chunk_mut::<KSYM_NAME_LEN>().and_then(lookup);
+    out.len = wchan_into(&mut out.buf, addr, name_len);
+}
+
 /// [`wchan_into`] for a name held elsewhere.
 pub fn wchan(out: &mut SymbolBuf, addr: u64, name: Option<&[u8]>) {
     let name_len = name.map(|n| out.put_name(n));

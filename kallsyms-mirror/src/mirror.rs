@@ -33,7 +33,7 @@ use crate::module_index::{span_owner, RegionSpan, SPAN_NO_MODULE, SPAN_NO_TYPE};
 use crate::name::NameBuf;
 use crate::owned::{OwnedTables, RawSymbol};
 use crate::sorted_symtab::{find_in_sorted, sort_symtab, sorted_symtab_capacity};
-use crate::tables::{Sections, TableError};
+use crate::tables::{Sections, TableError, KSYM_NAME_LEN};
 
 /// Which implementation answers a lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -544,19 +544,43 @@ impl Mirror {
         self.wchan_uncached(cores, algo, addr, name, out);
     }
 
-    /// [`wchan`](Self::wchan) after a cache miss: resolve, and on the
-    /// address's second miss insert under the generation snapshot taken
-    /// before resolving ([`WchanCache::insert_after_miss`], as the
-    /// kernel's `lookup_symbol_name()` does; a hit needs no snapshot).
+    /// [`wchan`](Self::wchan) after a cache miss: resolve straight into
+    /// `out`, and on the address's second miss insert under the
+    /// generation snapshot taken before resolving
+    /// ([`WchanCache::insert_after_miss`]), as the kernel's
+    /// `lookup_symbol_name()` does into the buffer `proc_pid_wchan()`
+    /// prints (a hit needs no snapshot).
     #[inline(never)]
     fn wchan_miss(&self, cores: &Cores<'_>, addr: u64, name: &mut NameBuf, out: &mut SymbolBuf) {
         let generation = self.cache.generation();
-        let found = self.resolve_with(cores, Algo::Fast, addr, name).is_some();
-        if found {
+        format::wchan_from(out, addr, |buf| {
+            let n = self.fast_name_into(cores, addr, buf, name)?;
             self.cache
-                .insert_after_miss(addr, generation, || Some(name.as_bytes()));
+                .insert_after_miss(addr, generation, || buf.get(..n));
+            Some(n)
+        });
+    }
+
+    /// The name the fast path finds for `addr`, written at the start of
+    /// `buf` (core symbols straight from the index, a module's through
+    /// `name`); its length.
+    fn fast_name_into(
+        &self,
+        cores: &Cores<'_>,
+        addr: u64,
+        buf: &mut [u8; KSYM_NAME_LEN],
+        name: &mut NameBuf,
+    ) -> Option<usize> {
+        if let Some((_, n)) = cores.fast.lookup_into(addr, buf) {
+            return Some(n);
         }
-        format::wchan(out, addr, found.then_some(name.as_bytes()));
+        if self.tables.sections.is_ksym_addr(addr) {
+            return None;
+        }
+        self.resolve_with(cores, Algo::Fast, addr, name)?;
+        let n = name.as_bytes();
+        buf.get_mut(..n.len())?.copy_from_slice(n);
+        Some(n.len())
     }
 
     /// [`wchan`](Self::wchan) without the cache.

@@ -29,8 +29,9 @@ fn layout(regions: &[(usize, u64, u64)]) -> ModuleLayout {
     l
 }
 
-/// Every probe prints the same through both paths; returns the fast
-/// path's lines for spot checks.
+/// Every probe prints the same `%pS` and wchan through both paths (wchan
+/// also through the cache); returns the fast path's `%pS` lines for spot
+/// checks.
 fn same_answers(m: &Mirror, probes: &[u64]) -> Vec<String> {
     let (mut name, mut out) = (NameBuf::new(), SymbolBuf::new());
     let mut lines = Vec::new();
@@ -40,6 +41,19 @@ fn same_answers(m: &Mirror, probes: &[u64]) -> Vec<String> {
         m.sprint(Algo::Fast, a, true, &mut name, &mut out);
         let fast = String::from_utf8_lossy(out.as_bytes()).into_owned();
         assert_eq!(slow, fast, "address {a:#x}");
+        // wchan too, and through the cache: two misses (the second
+        // inserts the name), then a hit.
+        m.wchan(Algo::Mainline, a, &mut name, &mut out);
+        let want = out.as_bytes().to_vec();
+        for round in ["fast", "first miss", "second miss", "hit"] {
+            let algo = if round == "fast" {
+                Algo::Fast
+            } else {
+                Algo::Cached
+            };
+            m.wchan(algo, a, &mut name, &mut out);
+            assert_eq!(out.as_bytes(), want, "wchan of {a:#x}, {round}");
+        }
         lines.push(fast);
     }
     lines

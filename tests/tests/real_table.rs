@@ -3,7 +3,8 @@
 //! machine's /proc/kallsyms (`#[ignore]`d: it needs root with visible
 //! addresses; `cargo xtask test` runs it, and there it fails without them). For every symbol: the fast path and the
 //! mainline port print the same `%pS`, `%ps` and wchan text at its start,
-//! inside it and just before it, and resolve its name to the same address.
+//! inside it and just before it (wchan also through the cache, on two
+//! misses and a hit), and resolve its name to the same address.
 //! Independently of both: an address resolves exactly when the kernel's
 //! `is_ksym_addr()` says the core table covers it, and at each distinct
 //! text address `%ps` prints the first symbol `/proc/kallsyms` lists there
@@ -69,6 +70,15 @@ fn fast_equals_mainline(text: &[u8], source: &str) {
             m.wchan(Algo::Mainline, addr, &mut n1, &mut a);
             m.wchan(Algo::Fast, addr, &mut n2, &mut b);
             assert_eq!(a.as_bytes(), b.as_bytes(), "wchan of {addr:#x}");
+            // Through the cache: two misses (the second inserts), a hit.
+            for round in ["first miss", "second miss", "hit"] {
+                m.wchan(Algo::Cached, addr, &mut n2, &mut b);
+                assert_eq!(
+                    a.as_bytes(),
+                    b.as_bytes(),
+                    "cached wchan of {addr:#x}, {round}"
+                );
+            }
             assert_eq!(
                 a.as_bytes() != b"0",
                 sections.is_ksym_addr(addr),
