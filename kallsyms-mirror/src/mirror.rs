@@ -438,7 +438,6 @@ impl Mirror {
         name: &mut NameBuf,
     ) -> Option<Resolution> {
         let s = &self.tables.sections;
-        let all = s.all_symbols;
         let core = match algo {
             Algo::Linear => Linear::new(self.tables.view(), *s).lookup(addr, name),
             Algo::Mainline | Algo::Sorted => cores.mainline.lookup(addr, name),
@@ -454,6 +453,14 @@ impl Mirror {
         if s.is_ksym_addr(addr) {
             return None;
         }
+        self.resolve_module(algo, addr, name)
+    }
+
+    /// [`resolve_with`](Self::resolve_with) for an address the core table
+    /// does not cover (`is_ksym_addr()` false): the module symbol covering
+    /// it, its name into `name`.
+    fn resolve_module(&self, algo: Algo, addr: u64, name: &mut NameBuf) -> Option<Resolution> {
+        let all = self.tables.sections.all_symbols;
         let (mi, hit) = match algo {
             Algo::Linear | Algo::Mainline => {
                 let mi = self.module_scan(addr)?;
@@ -563,7 +570,8 @@ impl Mirror {
 
     /// The name the fast path finds for `addr`, written at the start of
     /// `buf` (core symbols straight from the index, a module's through
-    /// `name`); its length.
+    /// `name`, as [`resolve_with`](Self::resolve_with) finds them); its
+    /// length.
     fn fast_name_into(
         &self,
         cores: &Cores<'_>,
@@ -577,7 +585,7 @@ impl Mirror {
         if self.tables.sections.is_ksym_addr(addr) {
             return None;
         }
-        self.resolve_with(cores, Algo::Fast, addr, name)?;
+        self.resolve_module(Algo::Fast, addr, name)?;
         let n = name.as_bytes();
         buf.get_mut(..n.len())?.copy_from_slice(n);
         Some(n.len())

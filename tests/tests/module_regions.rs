@@ -45,12 +45,12 @@ fn same_answers(m: &Mirror, probes: &[u64]) -> Vec<String> {
         // inserts the name), then a hit.
         m.wchan(Algo::Mainline, a, &mut name, &mut out);
         let want = out.as_bytes().to_vec();
-        for round in ["fast", "first miss", "second miss", "hit"] {
-            let algo = if round == "fast" {
-                Algo::Fast
-            } else {
-                Algo::Cached
-            };
+        for (round, algo) in [
+            ("fast", Algo::Fast),
+            ("first miss", Algo::Cached),
+            ("second miss", Algo::Cached),
+            ("hit", Algo::Cached),
+        ] {
             m.wchan(algo, a, &mut name, &mut out);
             assert_eq!(out.as_bytes(), want, "wchan of {a:#x}, {round}");
         }
