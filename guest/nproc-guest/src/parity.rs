@@ -4,12 +4,15 @@
 //! Each round reads /proc for every task (P1), dumps with nproc (N), and
 //! reads /proc again (P2); a value is equal when P1 = N = P2. Values that
 //! moved are compared again in the next round, up to `rounds` rounds.
-//! After the last round two documented tolerances remain, both races of
+//! After the last round three documented tolerances remain, all races of
 //! a task that ran, never of a wrong value:
 //! - `utime`/`stime`: one clock tick (the task was charged a tick between
 //!   the reads);
-//! - `wchan`: the task ran between the two /proc reads (its state or CPU
-//!   times moved, or the two reads differ), so it may sleep elsewhere.
+//! - `wchan`: the task ran between the two /proc reads (its state, CPU
+//!   times or context switch counts moved, or the two reads differ), so it
+//!   may sleep elsewhere;
+//! - `comm` of a workqueue worker that ran: the workqueue after its name
+//!   may change, its own name may not (see [`worker_name_moved`]).
 //!
 //! The checker's own process is left out: it runs during every read.
 //! Every field the kernel's `GET_FIELDS` lists or `nproc-proto` declares

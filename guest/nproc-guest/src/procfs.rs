@@ -170,19 +170,44 @@ impl ProcTask {
         self.stat.get(22).map(String::as_str)
     }
 
-    /// Whether the task ran between two reads: its state or CPU times
-    /// moved (a task that ran may sleep somewhere else afterwards).
+    /// Whether the task ran between two reads: its state, CPU times or
+    /// context switch counts moved (a task that ran may sleep somewhere
+    /// else afterwards). CPU times move by whole ticks, so a kworker that
+    /// ran one short work item shows only in its switch counts.
     pub fn ran_since(&self, earlier: &Self) -> bool {
         // state, utime, stime.
-        [3, 14, 15]
+        let stat = [3, 14, 15]
             .iter()
-            .any(|&i| self.stat.get(i) != earlier.stat.get(i))
+            .any(|&i| self.stat.get(i) != earlier.stat.get(i));
+        let switches = ["voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"]
+            .iter()
+            .any(|k| self.status_line(k) != earlier.status_line(k));
+        stat || switches
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn task(state: &str, nvcsw: u32) -> ProcTask {
+        ProcTask {
+            stat: split_stat(&format!("9 (kworker/0:1-events) {state} 2 0 0 0 -1 0 0 0 0 0 3 4"))
+                .unwrap(),
+            statm: vec![],
+            status: format!("Name:\tkworker/0:1-events\nvoluntary_ctxt_switches:\t{nvcsw}\nnonvoluntary_ctxt_switches:\t0\n"),
+            wchan: "0".into(),
+            cmdline: vec![],
+        }
+    }
+
+    #[test]
+    fn a_task_ran_when_its_switch_count_moved() {
+        // Same state and CPU times: only the switch count tells.
+        assert!(task("I", 8).ran_since(&task("I", 7)));
+        assert!(task("R", 7).ran_since(&task("I", 7)));
+        assert!(!task("I", 7).ran_since(&task("I", 7)));
+    }
 
     #[test]
     fn comm_with_parentheses_and_spaces() {
