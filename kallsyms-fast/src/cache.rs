@@ -197,18 +197,19 @@ pub const SHORT_NAME_LEN: usize = SHORT_WORDS * 8;
 /// leaves a byte of them for its NUL (tested by
 /// `get_into_writes_the_name_and_its_nul`).
 ///
-/// This writes the first line's five words: five loads and five stores.
+/// This writes the first line's five words: five load-store pairs, each
+/// word stored as soon as it is loaded (one register, not five).
 #[inline]
-fn copy_first_line(w: [u64; SHORT_WORDS], dst: &mut [u8; RAW_NAME_LEN]) {
+fn copy_first_line(w: [&AtomicU64; SHORT_WORDS], dst: &mut [u8; RAW_NAME_LEN]) {
     let [w0, w1, w2, w3, w4] = w;
     // Straight-line stores: iterators stay out-of-line calls at
     // opt-level=s.
     if let Some([c0, c1, c2, c3, c4]) = short_chunks(dst) {
-        *c0 = w0.to_le_bytes();
-        *c1 = w1.to_le_bytes();
-        *c2 = w2.to_le_bytes();
-        *c3 = w3.to_le_bytes();
-        *c4 = w4.to_le_bytes();
+        *c0 = w0.load(Ordering::Relaxed).to_le_bytes();
+        *c1 = w1.load(Ordering::Relaxed).to_le_bytes();
+        *c2 = w2.load(Ordering::Relaxed).to_le_bytes();
+        *c3 = w3.load(Ordering::Relaxed).to_le_bytes();
+        *c4 = w4.load(Ordering::Relaxed).to_le_bytes();
     }
 }
 
@@ -217,9 +218,10 @@ fn copy_first_line(w: [u64; SHORT_WORDS], dst: &mut [u8; RAW_NAME_LEN]) {
 /// copies the first: the first `used` of `long` (the second line's eight,
 /// or all sixteen for a name over [`MEDIUM_NAME_MAX`] bytes), then zeros
 /// (padding: a medium name's third line may hold a longer name's bytes,
-/// and is not read). A loop: long names are rare. Not `chunks_mut()`,
-/// whose panic path objtool would flag (see `insert`).
-#[cold]
+/// and is not read). A loop: long names are rare. Inline all the same:
+/// a call would make every hit save the registers live across it. Not
+/// `chunks_mut()`, whose panic path objtool would flag (see `insert`).
+#[inline]
 fn copy_long_lines(long: &[AtomicU64], used: usize, dst: &mut [u8; RAW_NAME_LEN]) {
     let mut out: &mut [u8] = dst.get_mut(SHORT_NAME_LEN..).unwrap_or(&mut []);
     for (i, a) in long.iter().enumerate() {
@@ -513,50 +515,43 @@ impl<const SETS: usize, const WAYS: usize> WchanCache<SETS, WAYS> {
         let dst = buf.first_chunk_mut::<RAW_NAME_LEN>()?;
         let generation = self.generation();
         let (set, first) = self.set_of(addr);
-        for i in 0..WAYS {
-            let Some(e) = Self::way(set, first, i) else {
-                continue;
-            };
+        // Find the way first, copy after: one copy in the code, not one per
+        // way, which keeps the hit's registers few (no spills, no saved
+        // registers in a caller that inlines it).
+        let (e, s1) = (0..WAYS).find_map(|i| {
+            let e = Self::way(set, first, i)?;
             let s1 = e.seq.load(Ordering::Acquire);
             // A torn key can only cause a false miss here, or a false match
             // that the sequence re-check below rejects.
-            if s1 & 1 != 0 || e.key.load(Ordering::Relaxed) != addr {
-                continue;
-            }
-            if e.generation.load(Ordering::Relaxed) != generation {
-                continue;
-            }
-            // Five straight loads and stores: a loop or `map` stays a loop
-            // through the stack at opt-level=s. The words go straight into
-            // `dst`, none through an array on the stack. The other lines
-            // only for a long name (a torn length may read them for
-            // nothing: the re-check below rejects the entry then).
-            let len = usize::from(e.len.load(Ordering::Relaxed)).min(CACHE_NAME_MAX);
-            let [a0, a1, a2, a3, a4, long @ ..] = &e.name;
-            let first = [
-                a0.load(Ordering::Relaxed),
-                a1.load(Ordering::Relaxed),
-                a2.load(Ordering::Relaxed),
-                a3.load(Ordering::Relaxed),
-                a4.load(Ordering::Relaxed),
-            ];
-            copy_first_line(first, dst);
-            if len > SHORT_NAME_MAX {
-                copy_long_lines(long, name_words(len).saturating_sub(SHORT_WORDS), dst);
-            }
-            fence(Ordering::Acquire);
-            // An unchanged even count: no writer ran since `s1`, so the key
-            // and generation read above are the entry's.
-            if e.seq.load(Ordering::Relaxed) != s1 {
-                dst[0] = 0;
-                continue;
-            }
-            if e.referenced.load(Ordering::Relaxed) == 0 {
-                e.referenced.store(1, Ordering::Relaxed);
-            }
-            return Some(len);
+            let hit = s1 & 1 == 0
+                && e.key.load(Ordering::Relaxed) == addr
+                && e.generation.load(Ordering::Relaxed) == generation;
+            hit.then_some((e, s1))
+        })?;
+        // Five straight loads and stores: a loop or `map` stays a loop
+        // through the stack at opt-level=s. The words go straight into
+        // `dst`, none through an array on the stack. The other lines only
+        // for a long name (a torn length may read them for nothing: the
+        // re-check below rejects the entry then).
+        let len = usize::from(e.len.load(Ordering::Relaxed)).min(CACHE_NAME_MAX);
+        let [a0, a1, a2, a3, a4, long @ ..] = &e.name;
+        copy_first_line([a0, a1, a2, a3, a4], dst);
+        if len > SHORT_NAME_MAX {
+            copy_long_lines(long, name_words(len).saturating_sub(SHORT_WORDS), dst);
         }
-        None
+        fence(Ordering::Acquire);
+        // An unchanged even count: no writer ran since `s1`, so the key and
+        // generation read above are the entry's. A changed one is a miss
+        // (the caller resolves the address), as when the writer had not
+        // begun.
+        if e.seq.load(Ordering::Relaxed) != s1 {
+            dst[0] = 0;
+            return None;
+        }
+        if e.referenced.load(Ordering::Relaxed) == 0 {
+            e.referenced.store(1, Ordering::Relaxed);
+        }
+        Some(len)
     }
 
     /// Inserts `name` for `addr`, computed while the generation was
