@@ -321,11 +321,18 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
     // numbers, KUnit, permission parity); then the nproc suites on the
     // kernel fast-uml-test just built; last, the 7.3 series on Linux 7.3,
     // Debian's Rust-enabled kernel, the mirror against that kernel, and
-    // the nproc suites on it (numbers printed, not recorded).
+    // the nproc suites on it (numbers printed, not recorded). Then the
+    // nproc benchmark (the patched kernel built as a distribution kernel,
+    // in QEMU): it ran after fast-test, beside Debian's suite, where that
+    // chain (fast-test, 620 s, then nproc-bench, 242 s) outlasted the
+    // Debian suite (751 s) while this chain (462 s) left a core idle for
+    // most of the shim suite (920 s; `.ci/run` of 15f7c59, 2026-12-05,
+    // test command 2,527 s).
     // On a cached machine the chain ends before the shim suite's QEMU; on
     // a fresh one it is the longer side (2026-12-05, from empty caches:
-    // 1,459 s of UML steps before uml-test --base 7.3 joined them, against
-    // the shim suite's 772 s; the whole test command took 3,360 s).
+    // 1,459 s of UML steps before uml-test --base 7.3 and nproc-bench
+    // joined them, against the shim suite's 772 s; the whole test command
+    // took 3,360 s).
     let uml: Vec<Step> = vec![
         (
             "uml-test --patched-off",
@@ -361,6 +368,10 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
                 })
             }),
         ),
+        (
+            "nproc-bench",
+            Box::new(|| nproc_bench::run(&nproc_bench::Options::default())),
+        ),
     ];
     steps.run_beside(
         (
@@ -369,39 +380,18 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
         ),
         uml,
     )?;
-    // Last, the patched kernel's steps (fast-test works on the patched
-    // kernel's paths; the nproc benchmark then builds and boots it without
-    // lock debugging, and is skipped when fast-test failed), beside kmod-shim in Debian's own Rust-enabled kernel: its
-    // packages, a trixie chroot with its rustc, a boot of its vmlinuz
-    // whose QEMU runs in one host thread. It needs nothing the steps
-    // above built and no flavour's paths (its kernel, modules and run
-    // directory are under $KFAST_CACHE/debian; the static guest binaries
-    // are shared by all flavours), so the second core of a 2-core machine
-    // is no longer idle while fast-test's and nproc-bench's QEMU runs.
-    let fast = std::sync::atomic::AtomicU8::new(0);
-    let fast = &fast;
-    let patched: Vec<Step> = vec![
-        (
-            "fast-test",
-            Box::new(move || {
-                let code = fast::run(&fast::Options::default())?;
-                fast.store(code, std::sync::atomic::Ordering::Relaxed);
-                Ok(code)
-            }),
-        ),
-        (
-            "nproc-bench",
-            Box::new(
-                move || match fast.load(std::sync::atomic::Ordering::Relaxed) {
-                    0 => nproc_bench::run(&nproc_bench::Options::default()),
-                    code => {
-                        eprintln!("xtask: nproc-bench skipped: fast-test failed");
-                        Ok(code)
-                    }
-                },
-            ),
-        ),
-    ];
+    // Last, fast-test (the patched kernel in QEMU), beside kmod-shim in
+    // Debian's own Rust-enabled kernel: its packages, a trixie chroot with
+    // its rustc, a boot of its vmlinuz whose QEMU runs in one host thread.
+    // It needs nothing the steps above built and no flavour's paths (its
+    // kernel, modules and run directory are under $KFAST_CACHE/debian; the
+    // static guest binaries are shared by all flavours), so the second
+    // core of a 2-core machine is no longer idle while fast-test's QEMU
+    // runs.
+    let patched: Vec<Step> = vec![(
+        "fast-test",
+        Box::new(|| fast::run(&fast::Options::default())),
+    )];
     steps.run_beside(
         (
             "debian-shim-test",
