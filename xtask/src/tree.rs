@@ -48,9 +48,12 @@ fn series_patches(dir: &Path) -> Result<Vec<PathBuf>> {
 /// new series changed (touching `include/linux/module.h` for nothing would
 /// rebuild most of the kernel).
 pub fn prepare_tree() -> Result<String> {
+    // Unpacked when missing: a suite may be the first step to need it
+    // (`uml-test --patched-off` alone on an empty cache).
+    let pristine = crate::linux_source::ensure_source()?;
     prepare_tree_at(
         &env::repo_root().join("patches").join("kallsyms-fast"),
-        &env::pristine_src(),
+        &pristine,
         &env::patched_src(),
     )
 }
