@@ -95,9 +95,14 @@ pub fn run(o: &Options) -> Result<u8> {
         // against it, as against the pristine kernel).
         crate::tree::prepare_tree()?;
         build.tree = Some(env::patched_src());
-        build
-            .fragments
-            .push(env::repo_root().join("xtask/configs/fast-off.config"));
+        // fast-kernel.config first, then the option turned off: the
+        // seeded option-on build differs from this one in the series'
+        // own options only (see fast-off.config).
+        for f in ["fast-kernel.config", "fast-off.config"] {
+            build
+                .fragments
+                .push(env::repo_root().join("xtask/configs").join(f));
+        }
     }
     let (k, in_tree, suffix) = match &o.base {
         Some(b) => {
