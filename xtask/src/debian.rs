@@ -51,7 +51,7 @@
 //! `/var/cache/kallsyms-fast/debian`); `debian-src` beside it is not ours.
 
 use crate::initramfs;
-use crate::{env, modules, run, shim_test, Result};
+use crate::{env, modules, run, shim_test, steps, Result};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -99,8 +99,8 @@ pub struct Options {
     #[arg(long, value_name = "SECS", default_value = "1500", value_parser = crate::secs)]
     timeout: Duration,
     /// Load/unload cycles (init.sh's step 4): the 20, as the 6.12
-    /// suite runs them (the step runs beside fast-test and nproc-bench,
-    /// which take longer).
+    /// suite runs them (in `cargo xtask test` the boot runs beside
+    /// fast-test and nproc-bench).
     #[arg(long, value_name = "N", default_value_t = 20)]
     cycles: u32,
     /// Threads per group in init.sh's step 5 (check, truth, scale dumps).
@@ -119,6 +119,18 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         crate::arg_defaults()
+    }
+}
+
+impl Options {
+    /// `--build-only`: the chroot, `modules_prepare` and the modules, no
+    /// boot (what `cargo xtask test` runs before the boot, beside the UML
+    /// suites).
+    pub fn build_only() -> Self {
+        Options {
+            build_only: true,
+            ..Self::default()
+        }
     }
 }
 
@@ -508,10 +520,14 @@ fn chroot(apt: &Apt, rustc_text: &str) -> Result<Chroot> {
     let want = format!("{}\n{rustc_text}\n", CHROOT_PACKAGES.join(" "));
     let ch = Chroot { dir: dir.clone() };
     if fs::read_to_string(&stamp_path).ok().as_deref() == Some(want.as_str()) {
+        steps::note_built(format!(
+            "debian chroot-{CHROOT_SUITE}: current (packages and rustc as stamped)"
+        ));
         return Ok(ch);
     }
     let t = Instant::now();
-    if !dir.join("usr/bin/apt-get").exists() {
+    let created = !dir.join("usr/bin/apt-get").exists();
+    if created {
         let tmp = root().join(format!("chroot-{CHROOT_SUITE}.tmp"));
         if tmp.exists() {
             fs::remove_dir_all(&tmp)
@@ -551,6 +567,11 @@ fn chroot(apt: &Apt, rustc_text: &str) -> Result<Chroot> {
         ));
     }
     write(&stamp_path, want)?;
+    steps::note_built(if created {
+        format!("debian chroot-{CHROOT_SUITE}: created from nothing (debootstrap, packages)")
+    } else {
+        format!("debian chroot-{CHROOT_SUITE}: packages installed again (stamp differed)")
+    });
     eprintln!(
         "debian: chroot {} ready ({:.0?})",
         dir.display(),
@@ -588,6 +609,10 @@ fn prepare(k: &Kernel, ch: &Chroot, rustc_text: &str) -> Result<String> {
     let tree_name = k.source.clone();
     let in_tree = format!("{IN_KERNEL}/tree/{tree_name}");
     if fs::read_to_string(&stamp_path).ok().as_deref() == Some(stamp.as_str()) {
+        steps::note_built(format!(
+            "debian {}: modules_prepare current (packages and rustc as stamped)",
+            k.release
+        ));
         return Ok(in_tree);
     }
     let t = Instant::now();
@@ -626,6 +651,10 @@ fn prepare(k: &Kernel, ch: &Chroot, rustc_text: &str) -> Result<String> {
         ),
     )?;
     write(&stamp_path, stamp)?;
+    steps::note_built(format!(
+        "debian {}: modules_prepare from nothing (source unpacked afresh)",
+        k.release
+    ));
     eprintln!("debian: {} prepared ({:.0?})", tree.display(), t.elapsed());
     Ok(in_tree)
 }

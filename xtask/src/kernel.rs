@@ -5,7 +5,7 @@
 //! build directory), and `make` itself handles the rest.
 
 use crate::env::Flavor;
-use crate::{env, kconfig, linux_source, run, seed, setup, Result};
+use crate::{env, kconfig, linux_source, run, seed, setup, steps, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -151,12 +151,17 @@ pub fn run(flavor: Flavor) -> Result<()> {
         fragment.push('\n');
     }
     let stamp = format!("{:016x} {id}", run::fnv1a(fragment.as_bytes()));
+    let build = flavor.kernel_build();
+    let before = steps::Before::of(&build);
     // The stock and the patched x86_64 builds seed each other's first
     // build. Not the benchmark kernel's: lock debugging changes spinlock.h
     // and so nearly every object, and a copy would only add its own time.
+    let mut seeded_from = None;
     if flavor != Flavor::Bench {
         let siblings = ["build", "fast-build"].map(|d| env::cache_dir().join(d));
-        seed::build_dir(&flavor.kernel_build(), &flavor.kernel_src(), &siblings)?;
+        if seed::build_dir(&build, &flavor.kernel_src(), &siblings)?.is_some() {
+            seeded_from = steps::seed_source(&build, &siblings);
+        }
     }
     configure(flavor, &stamp, &fragment)?;
     let tb = Instant::now();
@@ -164,6 +169,14 @@ pub fn run(flavor: Flavor) -> Result<()> {
     if !bzimage(flavor).exists() {
         return Err(format!("{} missing after build", bzimage(flavor).display()));
     }
+    steps::note_built(format!(
+        "x86_64 {}: {}",
+        build.file_name().map_or_else(
+            || build.display().to_string(),
+            |n| n.to_string_lossy().into_owned()
+        ),
+        before.describe(seeded_from.as_deref())
+    ));
     eprintln!(
         "kernel: build step {:.1?}, total {:.1?}; image {}",
         tb.elapsed(),

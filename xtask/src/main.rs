@@ -36,7 +36,8 @@
 //! - `readme`: README.md's headline table from the latest files in
 //!   `bench/results/` (`--check` in `.ci/run`); `record`: such a file from
 //!   an earlier run's output. `fast-uml-test`, `fast-test` and
-//!   `nproc-bench` write theirs when they pass (see `results.rs`).
+//!   `nproc-bench` write theirs when they pass, `test` its step table
+//!   (`steps.rs`) pass or fail (see `results.rs`).
 //!
 //! Everything large lives in the cache directory (`$KFAST_CACHE`, default
 //! `/var/cache/kallsyms-fast`), never in the repository.
@@ -73,6 +74,7 @@ mod seed;
 mod setup;
 mod shim_compare;
 mod shim_test;
+mod steps;
 mod tcg_blocks;
 mod tree;
 mod uml;
@@ -83,6 +85,7 @@ use env::Flavor;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use steps::{Step, Steps};
 
 use clap::{Parser, Subcommand};
 
@@ -215,24 +218,45 @@ fn main() -> ExitCode {
     }
 }
 
-/// `cargo xtask test`: the whole test suite, host and guest.
+/// `cargo xtask test`: the whole test suite, host and guest; its step
+/// table printed, then recorded (`test-steps` in bench/results/), pass or
+/// fail.
 fn test_all(opts: &guest_test::Options) -> Result<u8> {
-    let root = env::repo_root();
+    let cache = steps::cache_state(&env::cache_dir());
     let mut steps = Steps::default();
+    let r = run_steps(opts, &mut steps);
+    steps.record(cache, &r);
+    r
+}
+
+/// The steps of `cargo xtask test`; the table is printed on every return.
+fn run_steps(opts: &guest_test::Options, steps: &mut Steps) -> Result<u8> {
+    let root = env::repo_root();
     let cargo = |args: &[&str]| {
         let mut c = std::process::Command::new(env::cargo());
         c.current_dir(&root).args(args);
         run::status(&mut c).map(|()| 0)
     };
-    steps.run("cargo test --workspace", || cargo(&["test", "--workspace"]))?;
     steps.run("setup", || setup::run().map(|()| 0))?;
-    steps.run("kernel", || kernel::run(Flavor::Stock).map(|()| 0))?;
+    // The workspace's own tests beside the stock kernel's build: each
+    // leaves a core idle part of the time (the kernel's links, kallsyms
+    // passes and bindgen; cargo's links and single-threaded suites).
+    let cargo = &cargo;
+    steps.run_lanes(
+        vec![(
+            "kernel",
+            Box::new(|| kernel::run(Flavor::Stock).map(|()| 0)),
+        )],
+        vec![(
+            "cargo test --workspace",
+            Box::new(move || cargo(&["test", "--workspace"])),
+        )],
+    )?;
     // The mirror suite boots the stock test kernel, which brings up one
     // CPU (see the shim suite below): the host tests that needed the
     // kernel step run beside it, on the other core. They read the
     // pristine tree and work in temporary directories; guest-test writes
     // only its own guest and run directories.
-    let cargo = &cargo;
     let host: Vec<Step> = vec![
         // The host tests `cargo test` skips as #[ignore]d because they
         // need what setup and the kernel step provide (the unpacked 6.12
@@ -308,31 +332,40 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
         ),
         host,
     )?;
-    // The shim suite boots the stock test kernel, which brings up one CPU:
-    // its QEMU (TCG) keeps one host core busy for 10-20 minutes. The UML
-    // steps run natively on one core (and build with -j2 only on a fresh
-    // machine) and share nothing with it but cargo's target-dir lock, so
-    // they run beside it instead of after it: the same work, with the
-    // second core of a 2-core machine no longer idle.
+    // Two lanes, one per core, in two rounds, balanced for a machine
+    // with nothing cached (the case that must fit CI's budget; a cached
+    // run is shorter either way). Each QEMU (TCG) guest runs in one host
+    // thread and each UML guest natively on one core, so a guest on one
+    // lane and a build on the other keep both cores busy.
     //
-    // UML after the stock suites: the same mirror check on a kernel whose
-    // table differs from x86_64's (lowercase types, init text below
-    // `_stext`, no per-CPU section); then the series on UML (native-speed
-    // numbers, KUnit, permission parity); then the nproc suites on the
-    // kernel fast-uml-test just built; last, the 7.3 series on Linux 7.3,
-    // Debian's Rust-enabled kernel, the mirror against that kernel, and
-    // the nproc suites on it (numbers printed, not recorded). Then the
-    // nproc benchmark (the patched kernel built as a distribution kernel,
-    // in QEMU): it ran after fast-test, beside Debian's suite, where that
-    // chain (fast-test, 620 s, then nproc-bench, 242 s) outlasted the
-    // Debian suite (751 s) while this chain (462 s) left a core idle for
-    // most of the shim suite (920 s; `.ci/run` of 15f7c59, 2026-12-05,
-    // test command 2,527 s).
-    // On a cached machine the chain ends before the shim suite's QEMU; on
-    // a fresh one it is the longer side (2026-12-05, from empty caches:
-    // 1,459 s of UML steps before uml-test --base 7.3 and nproc-bench
-    // joined them, against the shim suite's 772 s; the whole test command
-    // took 3,360 s).
+    // Round one: the stock kernel's shim suite, then Debian's chroot and
+    // `modules_prepare` (`debian-shim-test --build-only`: no boot), beside
+    // the UML chain: the mirror suite on the series with the option off
+    // (one UML build from nothing, which the option-on build below is
+    // seeded from: fast-off.config differs from fast-kernel.config in the
+    // series' own options only, so that build recompiles the series'
+    // objects, not the tree), the series on UML, the nproc suites on that
+    // kernel, then the 7.3 series on Linux 7.3 (Debian's Rust-enabled
+    // kernel), the mirror and the nproc suites on it.
+    //
+    // Round two: Debian's kernel booted with the shim (its build is
+    // current after round one), beside the patched x86_64 kernel in QEMU
+    // (`fast-test`) and then the nproc benchmark's kernel (the patched
+    // kernel built as a distribution kernel). Debian's suite needs
+    // nothing the other lane builds and no flavour's paths (its kernel,
+    // modules and run directory are under $KFAST_CACHE/debian; the static
+    // guest binaries are shared by all flavours and cargo's lock orders
+    // their builds).
+    let shim_lane: Vec<Step> = vec![
+        (
+            "shim-test",
+            Box::new(|| shim_test::run(&shim_test::Options::default())),
+        ),
+        (
+            "debian-shim-test --build-only",
+            Box::new(|| debian::run(&debian::Options::build_only())),
+        ),
+    ];
     let uml: Vec<Step> = vec![
         (
             "uml-test --patched-off",
@@ -368,37 +401,23 @@ fn test_all(opts: &guest_test::Options) -> Result<u8> {
                 })
             }),
         ),
+    ];
+    steps.run_lanes(shim_lane, uml)?;
+    let debian_lane: Vec<Step> = vec![(
+        "debian-shim-test",
+        Box::new(|| debian::run(&debian::Options::default())),
+    )];
+    let patched: Vec<Step> = vec![
+        (
+            "fast-test",
+            Box::new(|| fast::run(&fast::Options::default())),
+        ),
         (
             "nproc-bench",
             Box::new(|| nproc_bench::run(&nproc_bench::Options::default())),
         ),
     ];
-    steps.run_beside(
-        (
-            "shim-test",
-            Box::new(|| shim_test::run(&shim_test::Options::default())),
-        ),
-        uml,
-    )?;
-    // Last, fast-test (the patched kernel in QEMU), beside kmod-shim in
-    // Debian's own Rust-enabled kernel: its packages, a trixie chroot with
-    // its rustc, a boot of its vmlinuz whose QEMU runs in one host thread.
-    // It needs nothing the steps above built and no flavour's paths (its
-    // kernel, modules and run directory are under $KFAST_CACHE/debian; the
-    // static guest binaries are shared by all flavours), so the second
-    // core of a 2-core machine is no longer idle while fast-test's QEMU
-    // runs.
-    let patched: Vec<Step> = vec![(
-        "fast-test",
-        Box::new(|| fast::run(&fast::Options::default())),
-    )];
-    steps.run_beside(
-        (
-            "debian-shim-test",
-            Box::new(|| debian::run(&debian::Options::default())),
-        ),
-        patched,
-    )?;
+    steps.run_lanes(debian_lane, patched)?;
     Ok(steps.report())
 }
 
@@ -412,140 +431,6 @@ pub(crate) fn arg_defaults<T: clap::Args>() -> T {
         options: T,
     }
     <Defaults<T> as clap::Parser>::parse_from(["xtask"]).options
-}
-
-/// A step of `cargo xtask test`: its name in the table and what it runs.
-type Step<'a> = (&'static str, Box<dyn FnOnce() -> Result<u8> + Send + 'a>);
-
-/// One row of the step table.
-struct Row {
-    name: &'static str,
-    took: std::time::Duration,
-    /// The step's exit code; `u8::MAX` when it could not run at all.
-    code: u8,
-    /// The step this one ran beside (at the same time), if any.
-    beside: Option<&'static str>,
-}
-
-/// The steps of `cargo xtask test`, timed: the table at the end is how
-/// the wall times xtask/README.md describes are measured.
-#[derive(Default)]
-struct Steps {
-    done: Vec<Row>,
-    start: Option<std::time::Instant>,
-}
-
-/// The exit code a step's result stands for in the table.
-fn code_of(r: &Result<u8>) -> u8 {
-    match r {
-        Ok(c) => *c,
-        Err(_) => u8::MAX,
-    }
-}
-
-/// Runs one step, timed: its row in the table and its result.
-fn timed(
-    name: &'static str,
-    beside: Option<&'static str>,
-    f: impl FnOnce() -> Result<u8>,
-) -> (Row, Result<u8>) {
-    let t = std::time::Instant::now();
-    let r = f();
-    let row = Row {
-        name,
-        took: t.elapsed(),
-        code: code_of(&r),
-        beside,
-    };
-    (row, r)
-}
-
-impl Steps {
-    /// Runs one step and returns its exit code; an `Err` (the step could
-    /// not run at all) ends the run after printing what was done.
-    fn run(&mut self, name: &'static str, f: impl FnOnce() -> Result<u8>) -> Result<u8> {
-        self.start.get_or_insert_with(std::time::Instant::now);
-        let (row, r) = timed(name, None, f);
-        self.done.push(row);
-        if r.is_err() {
-            self.report();
-        }
-        r
-    }
-
-    /// Runs `main` on this thread and the `chain` of steps, in order, on
-    /// another, at the same time; returns the worst exit code of them all.
-    ///
-    /// As with [`Steps::run`], an `Err` ends the run, but only once both
-    /// sides are done (a running guest is not abandoned half-way): an
-    /// `Err` in the chain skips the rest of the chain, and the first `Err`
-    /// (main's, else the chain's) is returned after the table is printed.
-    /// Each row keeps its own time; the table's total is wall time.
-    fn run_beside(&mut self, main: Step<'_>, chain: Vec<Step<'_>>) -> Result<u8> {
-        let main_name = main.0;
-        self.start.get_or_insert_with(std::time::Instant::now);
-        let (main_r, side) = std::thread::scope(|s| {
-            let side = s.spawn(move || {
-                let mut rows = Vec::new();
-                for (name, f) in chain {
-                    let (row, r) = timed(name, Some(main_name), f);
-                    rows.push(row);
-                    if let Err(e) = r {
-                        return (rows, Err(e));
-                    }
-                }
-                (rows, Ok(()))
-            });
-            let (row, r) = timed(main_name, None, main.1);
-            self.done.push(row);
-            let side = side.join().unwrap_or_else(|_| {
-                (
-                    Vec::new(),
-                    Err(format!("the steps beside {main_name} panicked")),
-                )
-            });
-            (r, side)
-        });
-        let (rows, side_r) = side;
-        self.done.extend(rows);
-        let worst = self.done.iter().map(|d| d.code).max().unwrap_or(0);
-        match (main_r, side_r) {
-            (Err(e), _) | (Ok(_), Err(e)) => {
-                self.report();
-                Err(e)
-            }
-            (Ok(_), Ok(())) => Ok(worst),
-        }
-    }
-
-    /// Prints the table; returns the worst exit code.
-    fn report(&self) -> u8 {
-        eprintln!("test: step times");
-        for d in &self.done {
-            let verdict = match d.code {
-                0 => "ok".to_string(),
-                u8::MAX => "error".to_string(),
-                c => format!("exit {c}"),
-            };
-            let beside = d
-                .beside
-                .map(|b| format!("  (beside {b})"))
-                .unwrap_or_default();
-            eprintln!(
-                "test:   {:<26} {:>7.1} s  {verdict}{beside}",
-                d.name,
-                d.took.as_secs_f64()
-            );
-        }
-        if let Some(s) = self.start {
-            eprintln!(
-                "test:   {:<26} {:>7.1} s  (wall clock)",
-                "total",
-                s.elapsed().as_secs_f64()
-            );
-        }
-        self.done.iter().map(|d| d.code).max().unwrap_or(0)
-    }
 }
 
 #[cfg(test)]
@@ -570,64 +455,6 @@ mod tests {
             format!("{:?}", shim_test::Options::default())
         );
         assert!(format!("{s:?}").contains("cycles: 20, scale: 2500"));
-    }
-
-    /// The rows of a table: (name, code, what it ran beside).
-    fn rows(s: &Steps) -> Vec<(&'static str, u8, Option<&'static str>)> {
-        s.done.iter().map(|d| (d.name, d.code, d.beside)).collect()
-    }
-
-    #[test]
-    fn beside_runs_both_sides_at_once_and_keeps_the_worst_code() {
-        let mut s = Steps::default();
-        let (tx, rx) = std::sync::mpsc::channel();
-        // Main waits for the chain's first step: it can only return if
-        // the two sides really run at the same time.
-        let main: Step = (
-            "main",
-            Box::new(move || {
-                rx.recv_timeout(Duration::from_secs(60))
-                    .map_err(|e| e.to_string())?;
-                Ok(0)
-            }),
-        );
-        let chain: Vec<Step> = vec![
-            (
-                "a",
-                Box::new(move || {
-                    tx.send(()).map_err(|e| e.to_string())?;
-                    Ok(2)
-                }),
-            ),
-            ("b", Box::new(|| Ok(0))),
-        ];
-        assert_eq!(s.run_beside(main, chain), Ok(2));
-        assert_eq!(
-            rows(&s),
-            [
-                ("main", 0, None),
-                ("a", 2, Some("main")),
-                ("b", 0, Some("main"))
-            ]
-        );
-        assert_eq!(s.report(), 2);
-    }
-
-    #[test]
-    fn beside_error_stops_the_chain_and_ends_the_run_after_main() {
-        let mut s = Steps::default();
-        let chain: Vec<Step> = vec![
-            ("a", Box::new(|| Err("a broke".to_string()))),
-            ("b", Box::new(|| panic!("b ran after a failed"))),
-        ];
-        let r = s.run_beside(("main", Box::new(|| Ok(1))), chain);
-        assert_eq!(r, Err("a broke".to_string()));
-        assert_eq!(rows(&s), [("main", 1, None), ("a", u8::MAX, Some("main"))]);
-        // Main's own error wins over the chain's.
-        let mut s = Steps::default();
-        let chain: Vec<Step> = vec![("a", Box::new(|| Err("a broke".to_string())))];
-        let r = s.run_beside(("main", Box::new(|| Err("main broke".to_string()))), chain);
-        assert_eq!(r, Err("main broke".to_string()));
     }
 
     #[test]

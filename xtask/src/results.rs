@@ -11,6 +11,7 @@
 //! | `nproc-uml` | `cargo xtask nproc-uml-test`: nproc's in-kernel benchmark on the same UML kernel, as `values` |
 //! | `qemu-tcg` | `cargo xtask fast-test`: the same benchmark under QEMU TCG (emulated) |
 //! | `nproc` | `cargo xtask nproc-bench`: `/bin/ps` against `nps`, both clocks |
+//! | `test-steps` | `cargo xtask test`, pass or fail: its step table (`steps.rs`): each step's wall time, exit code and what it built, each round's wall and children's CPU time, whether the kernel cache started empty |
 //!
 //! `cargo xtask record <kind> [DIR]` writes the file of a run that already
 //! happened from the output it left (dated by that output's time, its

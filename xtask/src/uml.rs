@@ -24,7 +24,7 @@
 //! - `TMPDIR=/dev/shm`: UML maps its physical memory from a file in TMPDIR,
 //!   which must be a tmpfs that allows exec mappings.
 
-use crate::{console, env, kconfig, kernel, linux_source, run, seed, Result};
+use crate::{console, env, kconfig, kernel, linux_source, run, seed, steps, Result};
 use std::fs;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -176,15 +176,27 @@ impl Uml {
         // The cache's two UML builds (series off, series on) seed each
         // other's first build; a build directory given by hand starts
         // from nothing.
+        let before = steps::Before::of(&self.build);
         let siblings = ["uml-build", "fast-uml-build"].map(|d| env::cache_dir().join(d));
-        if siblings.contains(&self.build) {
-            seed::build_dir(&self.build, &self.tree, &siblings)?;
+        let mut seeded_from = None;
+        if siblings.contains(&self.build)
+            && seed::build_dir(&self.build, &self.tree, &siblings)?.is_some()
+        {
+            seeded_from = steps::seed_source(&self.build, &siblings);
         }
         self.configure(&fragment)?;
         run::status(&mut self.make(&[env::MAKE_JOBS, "linux", "modules"]))?;
         if !self.image().exists() {
             return Err(format!("{} missing after build", self.image().display()));
         }
+        steps::note_built(format!(
+            "uml {}: {}",
+            self.build.file_name().map_or_else(
+                || self.build.display().to_string(),
+                |n| n.to_string_lossy().into_owned()
+            ),
+            before.describe(seeded_from.as_deref())
+        ));
         eprintln!(
             "uml: built {} in {:.1?}",
             self.image().display(),
