@@ -158,14 +158,19 @@ pub fn seed_source(to: &Path, candidates: &[std::path::PathBuf]) -> Option<Strin
         .map(|n| n.to_string_lossy().into_owned())
 }
 
-/// `"fresh"` when the kernel cache directory does not exist or is empty,
-/// else `"cached"`.
+/// `"fresh"` when no build directory in the kernel cache holds a built
+/// kernel (a `vmlinux`: the x86_64 and UML builds both leave one), else
+/// `"cached"`. Not "the directory is empty": `.ci/run`'s `setup` and
+/// `patches --check` put bindgen and the unpacked sources there before
+/// the test command starts, and those take minutes, not the hour of
+/// kernel builds.
 pub fn cache_state(dir: &Path) -> &'static str {
-    let empty = std::fs::read_dir(dir).map_or(true, |mut rd| rd.next().is_none());
-    if empty {
-        "fresh"
-    } else {
+    let built = std::fs::read_dir(dir)
+        .is_ok_and(|rd| rd.flatten().any(|e| e.path().join("vmlinux").is_file()));
+    if built {
         "cached"
+    } else {
+        "fresh"
     }
 }
 
@@ -645,9 +650,13 @@ mod tests {
             "from nothing (seeded from build)"
         );
         assert_eq!(Before::Built.describe(None), "incremental");
-        assert_eq!(cache_state(&d), "fresh");
-        std::fs::create_dir_all(&d).expect("mkdir");
-        assert_eq!(cache_state(&d), "fresh");
-        assert_eq!(cache_state(tmp.path()), "cached");
+        let cache = tmp.path().join("cache");
+        assert_eq!(cache_state(&cache), "fresh");
+        std::fs::create_dir_all(cache.join("cargo/bin")).expect("mkdir");
+        std::fs::create_dir_all(cache.join("src/linux-source-6.12")).expect("mkdir");
+        assert_eq!(cache_state(&cache), "fresh", "sources and tools only");
+        std::fs::create_dir_all(cache.join("uml-build")).expect("mkdir");
+        std::fs::write(cache.join("uml-build/vmlinux"), "").expect("write");
+        assert_eq!(cache_state(&cache), "cached");
     }
 }
