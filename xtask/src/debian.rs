@@ -99,8 +99,8 @@ pub struct Options {
     #[arg(long, value_name = "SECS", default_value = "1500", value_parser = crate::secs)]
     timeout: Duration,
     /// Load/unload cycles (init.sh's step 4): the 20, as the 6.12
-    /// suite runs them (in `cargo xtask test` the boot runs beside
-    /// fast-test and nproc-bench).
+    /// suite runs them (in `cargo xtask test` the boot runs beside the
+    /// 6.12 UML suites and fast-test).
     #[arg(long, value_name = "N", default_value_t = 20)]
     cycles: u32,
     /// Threads per group in init.sh's step 5 (check, truth, scale dumps).
@@ -124,8 +124,8 @@ impl Default for Options {
 
 impl Options {
     /// `--build-only`: the chroot, `modules_prepare` and the modules, no
-    /// boot (what `cargo xtask test` runs before the boot, beside the UML
-    /// suites).
+    /// boot (a step of its own in `cargo xtask test`, so that the table
+    /// shows the build apart from the boot).
     pub fn build_only() -> Self {
         Options {
             build_only: true,

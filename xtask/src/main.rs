@@ -332,30 +332,36 @@ fn run_steps(opts: &guest_test::Options, steps: &mut Steps) -> Result<u8> {
         ),
         host,
     )?;
-    // Two lanes, one per core, in two rounds, balanced for a machine
-    // with nothing cached (the case that must fit CI's budget; a cached
-    // run is shorter either way). Each QEMU (TCG) guest runs in one host
-    // thread and each UML guest natively on one core, so a guest on one
-    // lane and a build on the other keep both cores busy.
+    // Then two more rounds of two lanes, one per core, balanced for a
+    // machine with nothing cached (the case that must fit CI's budget; a
+    // cached run is shorter either way). Each QEMU (TCG) guest runs in
+    // one host thread and each UML guest natively on one core, so a guest
+    // on one lane and a build on the other keep both cores busy. The
+    // fresh .ci/run of 151c4d1 (2026-12-07) gave each step's time from
+    // empty caches: shim-test ~950 s, Debian's chroot and modules_prepare
+    // 392 s, its boot 792 s; uml-test --patched-off 586 s, fast-uml-test
+    // 612 s, nproc-uml-test ~120 s, fast-test 1,058 s; the 7.3 UML suites
+    // 783 s; nproc-bench ~500 s. There the UML suites and then fast-test
+    // with nproc-bench each left the other core idle for 10-13 minutes.
     //
-    // Round one: the stock kernel's shim suite, then Debian's chroot and
-    // `modules_prepare` (`debian-shim-test --build-only`: no boot), beside
-    // the UML chain: the mirror suite on the series with the option off
-    // (one UML build from nothing, which the option-on build below is
-    // seeded from: fast-off.config differs from fast-kernel.config in the
-    // series' own options only, so that build recompiles the series'
-    // objects, not the tree), the series on UML, the nproc suites on that
-    // kernel, then the 7.3 series on Linux 7.3 (Debian's Rust-enabled
-    // kernel), the mirror and the nproc suites on it.
+    // Round three: the stock kernel's shim suite, then Debian's chroot and
+    // `modules_prepare` (`debian-shim-test --build-only`), then Debian's
+    // kernel booted with the shim; beside them, in order (each calls
+    // `tree::prepare_tree()` for the one patched 6.12 tree, so they stay
+    // in one lane): the mirror suite on the series with the option off,
+    // the series on UML, the nproc suites on that kernel, and the patched
+    // x86_64 kernel in QEMU (`fast-test`). The option-off and option-on
+    // UML builds each compile nearly the whole tree (sched.h and
+    // module.h change with CONFIG_KALLSYMS_FAST), seeding or not.
     //
-    // Round two: Debian's kernel booted with the shim (its build is
-    // current after round one), beside the patched x86_64 kernel in QEMU
-    // (`fast-test`) and then the nproc benchmark's kernel (the patched
-    // kernel built as a distribution kernel). Debian's suite needs
-    // nothing the other lane builds and no flavour's paths (its kernel,
-    // modules and run directory are under $KFAST_CACHE/debian; the static
-    // guest binaries are shared by all flavours and cargo's lock orders
-    // their builds).
+    // Round four: the nproc benchmark's kernel (the patched 6.12 kernel
+    // built as a distribution kernel; its tree is current after round
+    // three) beside the 7.3 series on UML (its own tree and build), the
+    // mirror and the nproc suites on it. Debian's suite needs nothing
+    // the other lanes build and no flavour's paths (its kernel, modules
+    // and run directory are under $KFAST_CACHE/debian); the static guest
+    // binaries are shared by all flavours and cargo's lock orders their
+    // builds.
     let shim_lane: Vec<Step> = vec![
         (
             "shim-test",
@@ -364,6 +370,10 @@ fn run_steps(opts: &guest_test::Options, steps: &mut Steps) -> Result<u8> {
         (
             "debian-shim-test --build-only",
             Box::new(|| debian::run(&debian::Options::build_only())),
+        ),
+        (
+            "debian-shim-test",
+            Box::new(|| debian::run(&debian::Options::default())),
         ),
     ];
     let uml: Vec<Step> = vec![
@@ -379,6 +389,17 @@ fn run_steps(opts: &guest_test::Options, steps: &mut Steps) -> Result<u8> {
             "nproc-uml-test",
             Box::new(|| nproc_uml::run(&nproc_uml::Options::default())),
         ),
+        (
+            "fast-test",
+            Box::new(|| fast::run(&fast::Options::default())),
+        ),
+    ];
+    steps.run_lanes(shim_lane, uml)?;
+    let bench: Vec<Step> = vec![(
+        "nproc-bench",
+        Box::new(|| nproc_bench::run(&nproc_bench::Options::default())),
+    )];
+    let uml_7_3: Vec<Step> = vec![
         (
             "fast-uml-test --base 7.3",
             Box::new(|| {
@@ -402,22 +423,7 @@ fn run_steps(opts: &guest_test::Options, steps: &mut Steps) -> Result<u8> {
             }),
         ),
     ];
-    steps.run_lanes(shim_lane, uml)?;
-    let debian_lane: Vec<Step> = vec![(
-        "debian-shim-test",
-        Box::new(|| debian::run(&debian::Options::default())),
-    )];
-    let patched: Vec<Step> = vec![
-        (
-            "fast-test",
-            Box::new(|| fast::run(&fast::Options::default())),
-        ),
-        (
-            "nproc-bench",
-            Box::new(|| nproc_bench::run(&nproc_bench::Options::default())),
-        ),
-    ];
-    steps.run_lanes(debian_lane, patched)?;
+    steps.run_lanes(bench, uml_7_3)?;
     Ok(steps.report())
 }
 

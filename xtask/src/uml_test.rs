@@ -95,9 +95,8 @@ pub fn run(o: &Options) -> Result<u8> {
         // against it, as against the pristine kernel).
         crate::tree::prepare_tree()?;
         build.tree = Some(env::patched_src());
-        // fast-kernel.config first, then the option turned off: the
-        // seeded option-on build differs from this one in the series'
-        // own options only (see fast-off.config).
+        // fast-kernel.config first, then the option turned off: every
+        // other option the patched kernel has stays on (fast-off.config).
         for f in ["fast-kernel.config", "fast-off.config"] {
             build
                 .fragments
