@@ -99,8 +99,8 @@ pub struct Options {
     #[arg(long, value_name = "SECS", default_value = "1500", value_parser = crate::secs)]
     timeout: Duration,
     /// Load/unload cycles (init.sh's step 4): the 20, as the 6.12
-    /// suite runs them (in `cargo xtask test` the boot runs beside the
-    /// 6.12 UML suites and fast-test).
+    /// suite runs them (`cargo xtask test` runs the boot beside other
+    /// suites: xtask/src/schedule.rs).
     #[arg(long, value_name = "N", default_value_t = 20)]
     cycles: u32,
     /// Threads per group in init.sh's step 5 (check, truth, scale dumps).

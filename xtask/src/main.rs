@@ -70,6 +70,7 @@ mod qemu;
 mod record;
 mod results;
 mod run;
+mod schedule;
 mod seed;
 mod setup;
 mod shim_compare;
@@ -224,13 +225,13 @@ fn main() -> ExitCode {
 fn test_all(opts: &guest_test::Options) -> Result<u8> {
     let cache = steps::cache_state(&env::cache_dir());
     let mut steps = Steps::default();
-    let r = run_steps(opts, &mut steps);
+    let r = run_steps(opts, cache, &mut steps);
     steps.record(cache, &r);
     r
 }
 
 /// The steps of `cargo xtask test`; the table is printed on every return.
-fn run_steps(opts: &guest_test::Options, steps: &mut Steps) -> Result<u8> {
+fn run_steps(opts: &guest_test::Options, cache: &str, steps: &mut Steps) -> Result<u8> {
     let root = env::repo_root();
     let cargo = |args: &[&str]| {
         let mut c = std::process::Command::new(env::cargo());
@@ -332,98 +333,11 @@ fn run_steps(opts: &guest_test::Options, steps: &mut Steps) -> Result<u8> {
         ),
         host,
     )?;
-    // Then two more rounds of two lanes, one per core, balanced for a
-    // machine with nothing cached (the case that must fit CI's budget; a
-    // cached run is shorter either way). Each QEMU (TCG) guest runs in
-    // one host thread and each UML guest natively on one core, so a guest
-    // on one lane and a build on the other keep both cores busy. The
-    // fresh .ci/run of 151c4d1 (2026-12-07) gave each step's time from
-    // empty caches: shim-test ~950 s, Debian's chroot and modules_prepare
-    // 392 s, its boot 792 s; uml-test --patched-off 586 s, fast-uml-test
-    // 612 s, nproc-uml-test ~120 s, fast-test 1,058 s; the 7.3 UML suites
-    // 783 s; nproc-bench ~500 s. There the UML suites and then fast-test
-    // with nproc-bench each left the other core idle for 10-13 minutes.
-    //
-    // Round three: the stock kernel's shim suite, then Debian's chroot and
-    // `modules_prepare` (`debian-shim-test --build-only`), then Debian's
-    // kernel booted with the shim; beside them, in order (each calls
-    // `tree::prepare_tree()` for the one patched 6.12 tree, so they stay
-    // in one lane): the mirror suite on the series with the option off,
-    // the series on UML, the nproc suites on that kernel, and the patched
-    // x86_64 kernel in QEMU (`fast-test`). The option-off and option-on
-    // UML builds each compile nearly the whole tree (sched.h and
-    // module.h change with CONFIG_KALLSYMS_FAST), seeding or not.
-    //
-    // Round four: the nproc benchmark's kernel (the patched 6.12 kernel
-    // built as a distribution kernel; its tree is current after round
-    // three) beside the 7.3 series on UML (its own tree and build), the
-    // mirror and the nproc suites on it. Debian's suite needs nothing
-    // the other lanes build and no flavour's paths (its kernel, modules
-    // and run directory are under $KFAST_CACHE/debian); the static guest
-    // binaries are shared by all flavours and cargo's lock orders their
-    // builds.
-    let shim_lane: Vec<Step> = vec![
-        (
-            "shim-test",
-            Box::new(|| shim_test::run(&shim_test::Options::default())),
-        ),
-        (
-            "debian-shim-test --build-only",
-            Box::new(|| debian::run(&debian::Options::build_only())),
-        ),
-        (
-            "debian-shim-test",
-            Box::new(|| debian::run(&debian::Options::default())),
-        ),
-    ];
-    let uml: Vec<Step> = vec![
-        (
-            "uml-test --patched-off",
-            Box::new(|| uml_test::run(&uml_test::Options::ci())),
-        ),
-        (
-            "fast-uml-test",
-            Box::new(|| fast_uml::run(&fast_uml::Options::default())),
-        ),
-        (
-            "nproc-uml-test",
-            Box::new(|| nproc_uml::run(&nproc_uml::Options::default())),
-        ),
-        (
-            "fast-test",
-            Box::new(|| fast::run(&fast::Options::default())),
-        ),
-    ];
-    steps.run_lanes(shim_lane, uml)?;
-    let bench: Vec<Step> = vec![(
-        "nproc-bench",
-        Box::new(|| nproc_bench::run(&nproc_bench::Options::default())),
-    )];
-    let uml_7_3: Vec<Step> = vec![
-        (
-            "fast-uml-test --base 7.3",
-            Box::new(|| {
-                fast_uml::run(&fast_uml::Options {
-                    base: Some("7.3".to_string()),
-                    ..fast_uml::Options::default()
-                })
-            }),
-        ),
-        (
-            "uml-test --base 7.3",
-            Box::new(|| uml_test::run(&uml_test::Options::ci_base("7.3"))),
-        ),
-        (
-            "nproc-uml-test --base 7.3",
-            Box::new(|| {
-                nproc_uml::run(&nproc_uml::Options {
-                    base: Some("7.3".to_string()),
-                    ..nproc_uml::Options::default()
-                })
-            }),
-        ),
-    ];
-    steps.run_lanes(bench, uml_7_3)?;
+    // Then the other guest suites, in two rounds of two lanes ordered for
+    // the state of the kernel cache (schedule.rs says why).
+    for [first, second] in schedule::rounds(cache) {
+        steps.run_lanes(schedule::lane(first)?, schedule::lane(second)?)?;
+    }
     Ok(steps.report())
 }
 
