@@ -40,7 +40,10 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     match parse_proc_modules(file, data) {
-        Ok(v) => assert!(v.iter().all(|m| m.base != 0 && !m.name.is_empty())),
+        // A zero base is a module without text, but never every base.
+        Ok(v) => assert!(
+            v.iter().all(|m| !m.name.is_empty()) && (v.is_empty() || v.iter().any(|m| m.base != 0))
+        ),
         Err(e) => {
             let _ = e.to_string();
         }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_error, bin, resolve, run, sample_root};
+use common::{assert_error, bin, resolve, run, sample_root, stderr, stdout};
 
 /// Each expected line was derived by hand from the sample files with the
 /// 6.12 rules (first alias, next distinct address or section/region end,
@@ -141,6 +141,89 @@ fn capture_then_resolve_gives_the_sample_roots_answers() {
     );
     assert!(String::from_utf8_lossy(&replay.stdout)
         .contains("ffffffffc0a01010 nf_demo_hook+0x10/0x80 [nf_demo]"));
+}
+
+/// A module without text, as Debian's 7.3 kernel has them
+/// (`nls_ucs2_utils`): `/proc/modules` prints its NULL text base as 0
+/// while every other address is visible. `capture` and `resolve` accept
+/// the machine; every other address resolves as it does without that
+/// module, and the module's own data as the kernel's
+/// `find_kallsyms_symbol()` answers it with `CONFIG_KALLSYMS_ALL`: within
+/// the `mod->mem[]` region holding the address (no `MOD_TEXT` here), the
+/// nearest symbol at or below it, sized up to the next symbol above it or
+/// the region's end; an address in no region of any module is printed raw.
+/// On the rules of 6.12 and of 7.3 (which decide how the regions are
+/// derived from sysfs): both allocate nothing for an empty region
+/// (`move_module()`).
+#[test]
+fn module_without_text_resolves_as_the_kernel_does() {
+    // Core text and data, `a`'s text, data and the guard page between.
+    let others = [
+        "ffffffff81000100",
+        "ffffffff81300010",
+        "ffffffffc0001010",
+        "ffffffffc0001100",
+        "ffffffffc0003010",
+        "ffffffffc0003800",
+        "ffffffffc0002800",
+        "10",
+    ];
+    // Hand-derived from the true regions (common::kallsyms_all_root).
+    let nls = [
+        ("ffffffffc0010000", "nls_upper+0x0/0x800 [nls]"), // rodata
+        ("ffffffffc0010900", "nls_lower+0x100/0x800 [nls]"), // to the rodata end
+        ("ffffffffc0012010", "nls_state+0x10/0x40 [nls]"), // data
+        // In the .bss page the total shows: to the data end.
+        ("ffffffffc0013000", "__this_module+0xfc0/0x1fc0 [nls]"),
+        ("ffffffffc0011800", "0xffffffffc0011800"), // guard page: no module
+        ("ffffffffc0014000", "0xffffffffc0014000"), // past the data
+    ];
+    let expected: String = nls.iter().map(|(a, t)| format!("{a} {t}\n")).collect();
+    let nls_addrs: Vec<&str> = nls.iter().map(|(a, _)| *a).collect();
+    for kernel in ["6.12", "7.3"] {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let (before, with, snap) = (
+            tmp.path().join("before"),
+            tmp.path().join("with"),
+            tmp.path().join("snap"),
+        );
+        common::kallsyms_all_root(&before, false, kernel);
+        common::kallsyms_all_root(&with, true, kernel);
+        let mut cmd = bin();
+        cmd.args(["capture", "--from"]).arg(&with).arg(&snap);
+        let o = run(cmd, b"");
+        assert!(o.status.success(), "{kernel}: {}", stderr(&o));
+
+        let b = resolve(&before, &others);
+        assert!(b.status.success(), "{kernel}: {}", stderr(&b));
+        assert!(
+            stdout(&b).contains("ffffffffc0001010 a_fn+0x10/0x100 [a]\n")
+                && stdout(&b).contains("ffffffffc0003010 a_state+0x10/0x40 [a]\n")
+                && stdout(&b).contains("ffffffffc0002800 0xffffffffc0002800\n"),
+            "{kernel}: {}",
+            stdout(&b)
+        );
+        for root in [&with, &snap] {
+            let o = resolve(root, &others);
+            assert!(o.status.success(), "{kernel}: {}", stderr(&o));
+            assert_eq!(stdout(&o), stdout(&b), "{kernel}: {}", root.display());
+            let o = resolve(root, &nls_addrs);
+            assert!(o.status.success(), "{kernel}: {}", stderr(&o));
+            assert_eq!(stdout(&o), expected, "{kernel}: {}", root.display());
+            // /proc/PID/wchan: lookup_symbol_name() finds the same symbol.
+            let mut cmd = bin();
+            cmd.args(["resolve", "--wchan", "--root"])
+                .arg(root)
+                .args(["ffffffffc0012010", "ffffffffc0011800"]);
+            let o = run(cmd, b"");
+            assert!(o.status.success(), "{kernel}: {}", stderr(&o));
+            assert_eq!(
+                stdout(&o),
+                "ffffffffc0012010 nls_state\nffffffffc0011800 0\n",
+                "{kernel}"
+            );
+        }
+    }
 }
 
 /// What an unprivileged reader sees (every address zeroed) is refused,

@@ -440,3 +440,129 @@ fn bpf_and_ftrace_symbols_as_the_kernel_looks_them_up() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "ffffffffc0b00000 0\nffffffffc0a06000 0\n");
 }
+
+// ---- zero bases in proc/modules ----
+
+/// `path`'s text with every `0x` address (a /proc/modules base) zeroed.
+fn zero_module_bases(path: &Path) {
+    let text = std::fs::read_to_string(path).expect("read");
+    let zeroed: String = text
+        .lines()
+        .map(|l| {
+            let mut w: Vec<String> = l.split(' ').map(str::to_string).collect();
+            for x in &mut w {
+                if x.starts_with("0x") {
+                    *x = "0x0000000000000000".into();
+                }
+            }
+            w.join(" ") + "\n"
+        })
+        .collect();
+    std::fs::write(path, zeroed).expect("write");
+}
+
+/// A data-only module (Debian 7.3's `nls_ucs2_utils`) among real ones:
+/// `/proc/modules` prints its NULL text base as 0, every other base is
+/// visible. Accepted by `resolve` and `capture`, and every answer is the
+/// sample's. Without `CONFIG_KALLSYMS_ALL` (the sample's kernel) its data
+/// symbols are not listed and the kernel resolves none of its addresses.
+#[test]
+fn module_without_text_among_real_ones_is_accepted() {
+    let d = sample_copy();
+    let modules = d.path().join("proc/modules");
+    let mut text = std::fs::read_to_string(&modules).expect("read");
+    text.push_str("nls_ucs2_utils 8192 1 nf_demo, Live 0x0000000000000000\n");
+    std::fs::write(&modules, text).expect("write");
+    for (section, addr) in [
+        (".rodata", "0xffffffffc0d00000\n"),
+        (".gnu.linkonce.this_module", "0xffffffffc0d02000\n"),
+    ] {
+        common::write(
+            d.path(),
+            &format!("sys/module/nls_ucs2_utils/sections/{section}"),
+            addr,
+        );
+    }
+    let addrs = [
+        "ffffffff81000010",
+        "ffffffffc0a01010",
+        "ffffffffc0a01100",
+        "ffffffffc0a03010",
+        "ffffffffc0900044",
+        "ffffffffc0b00000",
+        "ffffffffc0d00010",
+        "10",
+        "0",
+    ];
+    let want = resolve(&sample_root(), &addrs);
+    assert!(want.status.success(), "{}", stderr(&want));
+    let got = resolve(d.path(), &addrs);
+    assert!(got.status.success(), "{}", stderr(&got));
+    assert_eq!(stdout(&got), stdout(&want));
+    assert!(stdout(&got).contains("ffffffffc0d00010 0xffffffffc0d00010\n"));
+
+    let snap = tempfile::tempdir().expect("temp dir");
+    let dest = snap.path().join("snap");
+    let mut cmd = bin();
+    cmd.args(["capture", "--from"]).arg(d.path()).arg(&dest);
+    let o = run(cmd, b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dest
+        .join("sys/module/nls_ucs2_utils/sections/.rodata")
+        .is_file());
+    assert_eq!(stdout(&resolve(&dest, &addrs)), stdout(&want));
+}
+
+/// Every base in proc/modules zero. With /proc/kallsyms hidden too (what
+/// an unprivileged reader gets): refused there, with today's reason. With
+/// /proc/kallsyms visible, a live module listing text symbols (nf_demo)
+/// cannot have a NULL text base: this proc/modules was read with the
+/// addresses hidden (a root put together from reads with different
+/// privileges), refused with the same reason, by `resolve` and `capture`.
+/// With /proc/kallsyms visible and no module listing text, both files
+/// agree that no module has text: accepted.
+#[test]
+fn all_module_bases_zero() {
+    let reason = ["all addresses are zero", "CAP_SYSLOG", "kptr_restrict is 2"];
+
+    let d = sample_copy();
+    zero_module_bases(&d.path().join("proc/modules"));
+    let text = std::fs::read_to_string(d.path().join("proc/modules")).expect("read");
+    assert!(!text.contains("0xf") && text.lines().count() == 3, "{text}");
+    let o = resolve(d.path(), &["ffffffff81000010"]);
+    assert_error(&o, &["proc/modules: all addresses are zero"]);
+    assert_error(&o, &reason);
+    let snap = tempfile::tempdir().expect("temp dir");
+    let mut cmd = bin();
+    cmd.args(["capture", "--from"])
+        .arg(d.path())
+        .arg(snap.path().join("snap"));
+    assert_error(&run(cmd, b""), &["proc/modules: all addresses are zero"]);
+    assert_eq!(std::fs::read_dir(snap.path()).expect("read_dir").count(), 0);
+
+    // And /proc/kallsyms hidden: it is the file named.
+    let k = d.path().join("proc/kallsyms");
+    let hidden: String = std::fs::read_to_string(&k)
+        .expect("read")
+        .lines()
+        .map(|l| format!("0000000000000000{}\n", &l[16..]))
+        .collect();
+    std::fs::write(&k, hidden).expect("write");
+    let o = resolve(d.path(), &["ffffffff81000010"]);
+    assert_error(&o, &["proc/kallsyms: all addresses are zero"]);
+    assert_error(&o, &reason);
+
+    // Visible /proc/kallsyms, no module lists text: text-less modules.
+    let d = kallsyms_root(
+        "ffffffff81000000 T _stext\nffffffff81000010 t helper\nffffffff81000020 T _etext\n",
+    );
+    common::write(
+        d.path(),
+        "proc/modules",
+        "nls_ucs2_utils 8192 1 cifs_data, Live 0x0000000000000000\n\
+         cifs_data 4096 0 - Live 0x0000000000000000\n",
+    );
+    let o = resolve(d.path(), &["ffffffff81000011"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "ffffffff81000011 helper+0x1/0x10\n");
+}

@@ -137,7 +137,10 @@ pub enum ParseErrorKind {
         /// This line's (smaller) address.
         addr: u64,
     },
-    /// Every address in the file is zero: the kernel hid them.
+    /// Every address in the file is zero: the kernel hid them. (In
+    /// `/proc/modules` a zero base among visible addresses is a module
+    /// without text; see
+    /// [`parse_proc_modules`](super::modules::parse_proc_modules).)
     ZeroedAddresses,
     /// The file holds no entries at all.
     Empty,

@@ -6,9 +6,14 @@
 //! | path | required | parser |
 //! |------|----------|--------|
 //! | `proc/kallsyms` | yes | [`ProcKallsyms`] |
-//! | `proc/modules` | no (kernels without modules) | [`parse_proc_modules`] |
+//! | `proc/modules` | no (kernels without modules) | [`parse_proc_modules_with`] |
 //! | `sys/module/<name>/sections/*` | no; only for modules in `proc/modules` | [`read_sections`] |
 //! | `kallsyms-fast/module_layout` | no | [`parse_module_layout`] |
+//!
+//! Hidden addresses are refused ([`ParseErrorKind::ZeroedAddresses`]);
+//! `proc/kallsyms` says whether they are, and a zero base in
+//! `proc/modules` beside a visible `proc/kallsyms` is a module without
+//! text (the rule and why: [`parse_proc_modules_with`]).
 
 use std::collections::HashMap;
 use std::fs;
@@ -20,7 +25,7 @@ use std::vec::Vec;
 use super::error::{ParseError, ParseErrorKind};
 use super::kallsyms::{ModuleSymbols, ProcKallsyms};
 use super::layout::{parse_module_layout, ModuleLayout};
-use super::modules::{parse_proc_modules, ProcModule};
+use super::modules::{parse_proc_modules_with, ProcModule};
 use super::read::{read_capped, KALLSYMS_CAP, MODULES_CAP, SECTION_CAP};
 use super::sections::read_sections;
 use crate::owned::RawSymbol;
@@ -99,7 +104,7 @@ impl Machine {
 
         let mod_path = root.join(MODULES);
         let procs = match read_optional(&mod_path, MODULES_CAP)? {
-            Some(d) => parse_proc_modules(&mod_path, &d)?,
+            Some(d) => parse_proc_modules_with(&mod_path, &d, &ks)?,
             None => Vec::new(),
         };
         let layout_path = root.join(LAYOUT);
@@ -187,14 +192,17 @@ impl Machine {
     pub fn capture(from_root: &Path, to_dir: &Path) -> Result<CaptureStats, ParseError> {
         let ks_path = from_root.join(KALLSYMS);
         let ks = read_capped(&ks_path, KALLSYMS_CAP)?;
-        ProcKallsyms::parse(&ks_path, &ks)?;
+        let parsed = ProcKallsyms::parse(&ks_path, &ks)?;
 
         let mod_path = from_root.join(MODULES);
         let mods = read_optional(&mod_path, MODULES_CAP)?;
         let procs = match &mods {
-            Some(d) => parse_proc_modules(&mod_path, d)?,
+            Some(d) => parse_proc_modules_with(&mod_path, d, &parsed)?,
             None => Vec::new(),
         };
+        // Only the verdict was needed: free the parsed table before the
+        // rest is read.
+        drop(parsed);
 
         let layout_path = from_root.join(LAYOUT);
         let layout = read_optional(&layout_path, MODULES_CAP)?;
@@ -384,6 +392,72 @@ mod tests {
         let e = Machine::load(&t.0).unwrap_err();
         assert!(matches!(e.kind, ParseErrorKind::ZeroedAddresses));
         assert!(e.file.ends_with(MODULES));
+    }
+
+    /// A module without text (base 0 in proc/modules, data symbols only)
+    /// beside visible addresses loads, and so does a capture of it; hidden
+    /// addresses are still refused with the reason.
+    #[test]
+    fn textless_module_loads_hidden_addresses_do_not() {
+        const NLS: &str = "ffffffffc0010000 r nls_table\t[nls]\n\
+                           ffffffffc0012040 D __this_module\t[nls]\n";
+        let t = TempDir::new("textless");
+        // `[bpf]` ends the module symtabs: put nls before it, as the kernel
+        // lists module symtabs before BPF programs.
+        let (core_and_a, bpf) = KS.split_at(KS.find("ffffffffc0300000").unwrap());
+        t.write(KALLSYMS, &std::format!("{core_and_a}{NLS}{bpf}"));
+        t.write(
+            MODULES,
+            "a 8192 1 - Live 0xffffffffc0001000\nnls 12288 1 a, Live 0x0000000000000000\n",
+        );
+        t.write("sys/module/nls/sections/.rodata", "0xffffffffc0010000\n");
+        t.write(
+            "sys/module/nls/sections/.gnu.linkonce.this_module",
+            "0xffffffffc0012040\n",
+        );
+        let m = Machine::load(&t.0).unwrap();
+        let nls = m.modules.iter().find(|m| m.name == "nls").unwrap();
+        assert_eq!(nls.proc.as_ref().unwrap().base, 0);
+        assert_eq!(nls.symbols.len(), 2);
+        assert_eq!(nls.sections.len(), 2);
+
+        // Alone in proc/modules, still visible beside proc/kallsyms.
+        t.write(MODULES, "nls 12288 0 - Live 0x0000000000000000\n");
+        Machine::load(&t.0).unwrap();
+
+        let dst = TempDir::new("textless-capture");
+        let snap = dst.0.join("snap");
+        Machine::capture(&t.0, &snap).unwrap();
+        let mut b = Machine::load(&snap).unwrap();
+        b.root = m.root.clone();
+        assert_eq!(Machine::load(&t.0).unwrap(), b);
+
+        // Every base zero while `a`, Live, lists text symbols: this
+        // proc/modules was read with addresses hidden.
+        t.write(
+            MODULES,
+            "a 8192 1 - Live 0x0000000000000000\nnls 12288 1 a, Live 0x0000000000000000\n",
+        );
+        let e = Machine::load(&t.0).unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::ZeroedAddresses), "{e}");
+        assert!(e.file.ends_with(MODULES) && e.line.is_none(), "{e}");
+        let e = Machine::capture(&t.0, &dst.0.join("snap2")).unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::ZeroedAddresses), "{e}");
+        // `a` still loading lists init text a text-less core may have.
+        t.write(
+            MODULES,
+            "a 8192 1 - Loading 0x0000000000000000\nnls 12288 1 a, Live 0x0000000000000000\n",
+        );
+        Machine::load(&t.0).unwrap();
+
+        // Hidden: proc/kallsyms all zero, refused there first.
+        t.write(
+            KALLSYMS,
+            "0000000000000000 T _stext\n0000000000000000 r nls_table\t[nls]\n",
+        );
+        let e = Machine::load(&t.0).unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::ZeroedAddresses), "{e}");
+        assert!(e.file.ends_with(KALLSYMS), "{e}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! - [`ProcKallsyms`] parses `/proc/kallsyms`, core and module symbols;
 //! - [`parse_nm`] parses `nm -n` output and `System.map`;
-//! - [`parse_proc_modules`] parses `/proc/modules`;
+//! - [`parse_proc_modules`] parses `/proc/modules` (and
+//!   [`parse_proc_modules_with`] beside the same machine's `/proc/kallsyms`,
+//!   which tells hidden addresses from modules without text);
 //! - [`read_sections`] reads `/sys/module/<name>/sections/*`;
 //! - [`parse_module_layout`] parses the test module's exact `mod->mem[]` dump;
 //! - [`regions::machine_layouts`] gives every module's `mod->mem[]` regions:
@@ -31,7 +33,9 @@ pub use error::{Field, ParseError, ParseErrorKind};
 pub use kallsyms::{is_pseudo_module, ModuleSymbols, ProcKallsyms};
 pub use layout::{parse_module_layout, ModuleLayout, MOD_MEM_NUM_TYPES, MOD_MEM_TYPE_NAMES};
 pub use machine::{CaptureStats, Machine, MachineModule};
-pub use modules::{parse_proc_modules, read_proc_modules, ModuleState, ProcModule};
+pub use modules::{
+    parse_proc_modules, parse_proc_modules_with, read_proc_modules, ModuleState, ProcModule,
+};
 pub use nm::{parse_nm, read_nm};
 pub use read::{read_capped, KALLSYMS_CAP, MODULES_CAP, SECTION_CAP};
 pub use sections::{parse_section_address, read_sections};

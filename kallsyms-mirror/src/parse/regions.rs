@@ -21,7 +21,12 @@
 //! - `module_memory_alloc()` gives each non-empty type its own
 //!   `execmem_alloc()` (vmalloc) of `PAGE_ALIGN(size)` bytes and stores that
 //!   aligned size: regions are page aligned, disjoint, and (vmalloc adds a
-//!   guard page to every area) at least one page apart.
+//!   guard page to every area) at least one page apart. `move_module()`
+//!   allocates nothing for an empty type and leaves its base NULL: a
+//!   module without text (Debian 7.3's `nls_ucs2_utils`, tables only) has
+//!   no `MOD_TEXT`, and `/proc/modules` prints base 0 for it (see
+//!   [`parse_proc_modules_with`](super::modules::parse_proc_modules_with)
+//!   for how that is told from hidden addresses).
 //! - `do_init_module()` zeroes the init regions once the module is live.
 //! - `/proc/modules` prints the sum of all regions' sizes (so, for a live
 //!   module, of the core ones) and `mem[MOD_TEXT].base`; sysfs lists every
@@ -59,6 +64,8 @@
 //!   to the page after its last symbol (the total also counts regions that
 //!   cannot be placed then); modules in neither
 //!   `/proc/modules` nor sysfs, a `MOD_TEXT` spanning their text symbols.
+//!   A module without text (base 0) and without sysfs sections gets no
+//!   region: where its data lies is unknown.
 //!
 //! # What Linux 7.3 changes ([`machine_layouts_for`] with `Linux7_3`)
 //!
@@ -71,16 +78,15 @@
 //!   takes text from `EXECMEM_MODULE_TEXT`, whose cache (mm/execmem.c)
 //!   carves page-aligned pieces out of shared 2 MiB ROX areas: one
 //!   module's text may end right where another's starts, with no guard
-//!   page between them. Data types are vmalloc areas as in 6.12;
-//! - everywhere: a module whose text is empty gets no `MOD_TEXT`
-//!   (`move_module()`), and `/proc/modules` prints base 0 for it.
+//!   page between them. Data types are vmalloc areas as in 6.12.
 //!
 //! In 7.3 only arch/x86 selects `ARCH_HAS_EXECMEM_ROX` and
 //! `HAVE_STATIC_CALL_INLINE`; a UML 7.3 kernel lays modules out as 6.12
-//! does but for the last rule (its `uml-test --base 7.3` failed on one
-//! module's data region while these two were applied to it).
+//! does (its `uml-test --base 7.3` failed on one module's data region
+//! while these two were applied to it).
 //!
-//! `find_kallsyms_symbol()` and `within_module_mem_type()` are unchanged.
+//! `find_kallsyms_symbol()`, `within_module_mem_type()` and the empty
+//! types without memory (`move_module()`) are unchanged.
 
 use std::collections::HashMap;
 use std::vec::Vec;
@@ -284,7 +290,8 @@ fn live_starts(machine: &Machine, loader: Loader) -> Vec<u64> {
     let mut v = Vec::new();
     for m in &machine.modules {
         let live = module_is_live(m);
-        if let Some(p) = &m.proc {
+        // Base 0: a module without text, no allocation.
+        if let Some(p) = m.proc.as_ref().filter(|p| p.base != 0) {
             v.push(p.base);
         }
         for (name, addr) in &m.sections {
@@ -336,9 +343,10 @@ fn derive_one(
     // lowest section, walked down over unknown names to a page boundary.
     let mut bases: [Option<u64>; MOD_MEM_NUM_TYPES] = [None; MOD_MEM_NUM_TYPES];
     bases[MOD_TEXT] = m.proc.as_ref().map(|p| p.base);
-    // 7.3: a module without text has no MOD_TEXT allocation
-    // (`move_module()` leaves its base NULL), and /proc/modules prints 0.
-    if loader.layout == KernelLayout::Linux7_3 && bases[MOD_TEXT] == Some(0) {
+    // A module without text has no MOD_TEXT allocation (`move_module()`
+    // leaves its base NULL, 6.12 and 7.3 alike), and /proc/modules prints
+    // 0. Its sysfs sections then place the regions it has.
+    if bases[MOD_TEXT] == Some(0) {
         bases[MOD_TEXT] = None;
     }
     for (ty, slot) in bases.iter_mut().enumerate() {
@@ -357,7 +365,9 @@ fn derive_one(
         *slot = found;
     }
     if bases.iter().all(Option::is_none) {
-        // Not in /proc/modules and no sections: text symbols only.
+        // Not in /proc/modules (or there without text) and no sections:
+        // text symbols only. (A module without text has none: nothing of
+        // it can be placed, and none of its addresses resolves.)
         let text = m.symbols.iter().filter(|s| matches!(s.kind, b't' | b'T'));
         let lo = text.clone().map(|s| s.addr).min();
         let hi = text.map(|s| s.addr).max();
@@ -812,26 +822,52 @@ mod tests {
         assert_ne!(got612[0].0[MOD_TEXT], ta[MOD_TEXT]);
     }
 
-    /// A 7.3 module without text: /proc/modules prints base 0, and there is
-    /// no MOD_TEXT region.
+    /// A module without text (Debian 7.3's `nls_ucs2_utils`): `move_module()`
+    /// allocates no `MOD_TEXT`, /proc/modules prints base 0, and its other
+    /// regions come from sysfs as for any module; 6.12 and 7.3 alike. A
+    /// `.bss` nothing shows the size of takes the pages the total leaves.
     #[test]
-    fn no_text_module_on_7_3() {
-        let v73 = X86_7_3;
-        let secs = vec![
-            with(sec(".rodata", "a", 0x100, 32), &[(0x20, "table", b'r')]),
-            with(
-                sec(".gnu.linkonce.this_module", "aw", 0x500, 64),
-                &[(0, "__this_module", b'D')],
-            ),
-        ];
+    fn no_text_module_has_no_text_region() {
+        let secs = || {
+            vec![
+                with(sec(".rodata", "a", 0x900, 32), &[(0x20, "table", b'r')]),
+                with(sec(".data", "aw", 0x40, 32), &[(0, "state", b'd')]),
+                with(
+                    sec(".gnu.linkonce.this_module", "aw", 0x500, 64),
+                    &[(0, "__this_module", b'D')],
+                ),
+                sec(".bss", "aw", 0x1800, 32),
+            ]
+        };
         let mut b = bases();
         b[MOD_TEXT] = 0;
-        let (m, truth) = load_for(&secs, b, ModuleState::Live, v73);
-        assert_eq!(truth[MOD_TEXT], None);
-        assert_eq!(m.proc.as_ref().unwrap().base, 0);
-        let got = derive_for(vec![m.clone()], v73);
-        assert_eq!(got[0].0, truth);
-        assert_ne!(derive_for(vec![m], V6_12)[0].0, truth);
+        // Data one guard page above the one-page rodata, as vmalloc packs
+        // them: the rodata has no room to grow (7.3 x86_64 offers the
+        // left-over pages to rodata before data).
+        b[MOD_DATA] = b[MOD_RODATA] + 0x2000;
+        for loader in [V6_12, X86_7_3, UML_7_3] {
+            let (m, truth) = load_for(&secs(), b, ModuleState::Live, loader);
+            assert_eq!(truth[MOD_TEXT], None);
+            assert_eq!(truth[MOD_DATA].unwrap().1, 0x2000);
+            assert_eq!(m.proc.as_ref().unwrap().base, 0);
+            // Beside a module with text, which it must not disturb.
+            let (mut t, tt) = load_for(&typical(0x80, None), bases(), ModuleState::Live, loader);
+            t.name = "t".into();
+            let mut m = m;
+            for (_, a) in &mut m.sections {
+                *a += 0x40000;
+            }
+            for s in &mut m.symbols {
+                s.addr += 0x40000;
+            }
+            let mut truth = truth;
+            for r in truth.iter_mut().flatten() {
+                r.0 += 0x40000;
+            }
+            let got = derive_for(vec![t, m], loader);
+            assert_eq!(got[0].0, tt, "{loader:?}");
+            assert_eq!(got[1], (truth, LayoutSource::Derived), "{loader:?}");
+        }
     }
 
     /// 7.3 on UML (or any arch but x86_64) has neither ROX text nor inline
@@ -840,7 +876,7 @@ mod tests {
     /// x86_64's order the left-over page went to ro_after_init: the one
     /// module region `uml-test --base 7.3` got wrong (`ksym_many`).
     #[test]
-    fn uml_7_3_keeps_6_12_rules_but_the_textless_one() {
+    fn uml_7_3_keeps_6_12_rules() {
         assert_eq!(classify_for(".static_call_sites", UML_7_3), Some(MOD_DATA));
         let (m, truth) = load_for(&typical(0x3000, None), bases(), ModuleState::Live, UML_7_3);
         assert!(truth[MOD_DATA].unwrap().1 >= 0x4000);

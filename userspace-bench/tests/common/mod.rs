@@ -74,3 +74,78 @@ pub fn assert_error(o: &Output, want: &[&str]) {
         assert!(e.contains(w), "{w:?} not in {e}");
     }
 }
+
+/// Writes `rel` (parents created) under `root`.
+pub fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().expect("has a parent")).expect("mkdir");
+    std::fs::write(p, text).expect("write");
+}
+
+/// A `CONFIG_KALLSYMS_ALL` machine written into `root`: core text and
+/// data, a module `a` with text and data, and, with `nls`, a module `nls`
+/// without text as Debian's 7.3 kernel has them (`nls_ucs2_utils`:
+/// tables only), which `/proc/modules` lists with base 0. `kernel` is
+/// `"6.12"` (the list has `kallsyms_relative_base`) or `"7.3"` (only
+/// `kallsyms_offsets`), so that each kernel's module rules apply.
+///
+/// The true regions (those a kernel with this layout has, from which the
+/// expected answers are derived by hand):
+/// - `a`: text `[c0001000, c0002000)`, data `[c0003000, c0004000)`;
+/// - `nls`: no text; rodata `[c0010000, c0011000)`, data (with a `.bss`
+///   nothing shows the size of) `[c0012000, c0014000)`; 12288 bytes.
+pub fn kallsyms_all_root(root: &Path, nls: bool, kernel: &str) {
+    let relative_base = match kernel {
+        "6.12" => "ffffffff81200100 R kallsyms_relative_base\n",
+        "7.3" => "",
+        _ => panic!("kernel {kernel}: 6.12 or 7.3"),
+    };
+    let mut kallsyms = format!(
+        "ffffffff81000000 T _stext\n\
+         ffffffff81000000 T _text\n\
+         ffffffff81000100 T core_fn\n\
+         ffffffff81000200 T core_fn2\n\
+         ffffffff81001000 T _etext\n\
+         ffffffff81200000 R kallsyms_offsets\n\
+         {relative_base}\
+         ffffffff81300000 D core_data\n\
+         ffffffff81300100 D core_data2\n\
+         ffffffff81400000 B _end\n\
+         ffffffffc0001000 t a_fn\t[a]\n\
+         ffffffffc0001100 T a_fn2\t[a]\n\
+         ffffffffc0003000 d a_state\t[a]\n\
+         ffffffffc0003040 D __this_module\t[a]\n"
+    );
+    let mut modules = String::from("a 8192 0 - Live 0xffffffffc0001000\n");
+    write(root, "sys/module/a/sections/.text", "0xffffffffc0001000\n");
+    write(root, "sys/module/a/sections/.data", "0xffffffffc0003000\n");
+    write(
+        root,
+        "sys/module/a/sections/.gnu.linkonce.this_module",
+        "0xffffffffc0003040\n",
+    );
+    if nls {
+        kallsyms.push_str(
+            "ffffffffc0010000 R nls_upper\t[nls]\n\
+             ffffffffc0010800 R nls_lower\t[nls]\n\
+             ffffffffc0012000 d nls_state\t[nls]\n\
+             ffffffffc0012040 D __this_module\t[nls]\n",
+        );
+        // Loaded before `a`, which uses it: listed after it.
+        modules.push_str("nls 12288 1 a, Live 0x0000000000000000\n");
+        for (section, addr) in [
+            (".rodata", "ffffffffc0010000"),
+            (".data", "ffffffffc0012000"),
+            (".gnu.linkonce.this_module", "ffffffffc0012040"),
+            (".bss", "ffffffffc0012580"),
+        ] {
+            write(
+                root,
+                &format!("sys/module/nls/sections/{section}"),
+                &format!("0x{addr}\n"),
+            );
+        }
+    }
+    write(root, "proc/kallsyms", &kallsyms);
+    write(root, "proc/modules", &modules);
+}
