@@ -86,9 +86,11 @@ const CHROOT_PACKAGES: &[&str] = &[
     "kmod",
     "python3",
 ];
-/// Debian modules with big symbol tables the guest loads (their
-/// dependencies first, from `modules.dep`).
-const DEBIAN_MODULES: &[&str] = &["btrfs", "xfs", "mac80211", "nf_tables", "kvm"];
+/// Debian modules the guest loads (their dependencies first, from
+/// `modules.dep`): big symbol tables, and `cifs`, whose dependency
+/// `nls_ucs2_utils` has no text at all (tables only: no `MOD_TEXT`, so
+/// `/proc/modules` shows its base as 0 even to root).
+const DEBIAN_MODULES: &[&str] = &["btrfs", "xfs", "mac80211", "nf_tables", "kvm", "cifs"];
 /// How many of the newest kernels are checked for `CONFIG_RUST=y`.
 const CANDIDATES: usize = 4;
 
