@@ -42,6 +42,12 @@ fn is_built(build: &Path) -> bool {
     build.join(".config").is_file() && build.join("vmlinux").is_file()
 }
 
+/// The build directory [`build_dir`] seeds `to` from: the first of
+/// `candidates`, other than `to`, that holds a finished build.
+pub fn source<'a>(to: &Path, candidates: &'a [PathBuf]) -> Option<&'a PathBuf> {
+    candidates.iter().find(|c| c.as_path() != to && is_built(c))
+}
+
 /// Seeds `to` (the build directory for `tree`) from the first of
 /// `candidates` that holds a finished build, unless `to` was configured
 /// before. Returns the number of files copied and of those rewritten, or
@@ -51,7 +57,7 @@ pub fn build_dir(to: &Path, tree: &Path, candidates: &[PathBuf]) -> Result<Optio
     if to.join(".config").exists() {
         return Ok(None);
     }
-    let Some(from) = candidates.iter().find(|c| c.as_path() != to && is_built(c)) else {
+    let Some(from) = source(to, candidates) else {
         return Ok(None);
     };
     let Some(from_tree) = tree_of(from) else {

@@ -147,13 +147,11 @@ impl Before {
     }
 }
 
-/// The build directory `seed::build_dir(to, _, candidates)` seeds from:
-/// the first candidate other than `to` with a finished build (its rule).
-/// Asked after it returned `Some`, this is the one it copied.
+/// The name of the build directory `seed::build_dir(to, _, candidates)`
+/// seeds from ([`crate::seed::source`]). Asked after it returned `Some`,
+/// this is the one it copied.
 pub fn seed_source(to: &Path, candidates: &[std::path::PathBuf]) -> Option<String> {
-    candidates
-        .iter()
-        .find(|c| c.as_path() != to && Before::of(c) == Before::Built)
+    crate::seed::source(to, candidates)
         .and_then(|c| c.file_name())
         .map(|n| n.to_string_lossy().into_owned())
 }
