@@ -9,16 +9,15 @@
 //! suite once:
 //!
 //! - **fresh** (no kernel built yet: [`crate::steps::cache_state`]): the
-//!   builds dominate. The fresh `.ci/run` of 151c4d1 (2026-12-07, 2-core
-//!   AMD EPYC) gave, from empty caches: shim-test 995 s, Debian's chroot
-//!   and `modules_prepare` 392 s, its boot 811 s; uml-test --patched-off
-//!   586 s, fast-uml-test 612 s, nproc-uml-test 109 s, fast-test 1,058 s;
-//!   the three 7.3 UML suites 753 s; nproc-bench 486 s. Its rounds (the
-//!   UML suites beside the shim suite, then fast-test and nproc-bench
-//!   beside Debian's boot) left one core idle for about 23 minutes.
+//!   builds dominate (`test-steps` files with `"cache": "fresh"` in
+//!   bench/results/ give each step's time). The longest chains are the
+//!   6.12 UML suites with fast-test (two UML builds and an x86_64 build
+//!   from nothing) and the shim suite with Debian's build and boot; the
+//!   7.3 UML suites and nproc-bench, each with a build of its own, fill
+//!   the last round.
 //! - **cached** (every kernel current): the QEMU guests dominate, and the
-//!   two longest, the shim suite (~995 s) and Debian's boot (~811 s), must
-//!   not share a lane.
+//!   two longest, the shim suite and Debian's boot, must not share a
+//!   lane.
 //!
 //! The suites that prepare the one patched 6.12 tree
 //! (`tree::prepare_tree()`: uml-test --patched-off, fast-uml-test,
@@ -35,8 +34,7 @@ pub type Round = [&'static [&'static str]; 2];
 
 /// From nothing: the shim suite, then Debian's build and boot, beside the
 /// 6.12 UML suites and fast-test; then nproc-bench beside the 7.3 UML
-/// suites. From the step times above: about 2,365 s and 753 s, against
-/// 2,059 s and 1,545 s in the fresh run of 151c4d1.
+/// suites.
 pub const FRESH: [Round; 2] = [
     [
         &[
@@ -62,8 +60,7 @@ pub const FRESH: [Round; 2] = [
 ];
 
 /// With every kernel built: the shim suite beside the UML suites and
-/// nproc-bench, then Debian's suite beside fast-test (the order of the
-/// cached `.ci/run` of 413dc29, test command 1,783 s).
+/// nproc-bench, then Debian's suite beside fast-test.
 pub const CACHED: [Round; 2] = [
     [
         &["shim-test"],
