@@ -529,6 +529,22 @@ mod tests {
         s.done.iter().map(|d| (d.name, d.built.clone())).collect()
     }
 
+    /// A step that notes `what`, tells the other lane it did, and waits
+    /// until the other lane's step has noted too.
+    fn noted_meeting(
+        what: &'static str,
+        tell: std::sync::mpsc::Sender<()>,
+        hear: std::sync::mpsc::Receiver<()>,
+    ) -> Box<dyn FnOnce() -> Result<u8> + Send> {
+        Box::new(move || {
+            note_built(what);
+            tell.send(()).map_err(|e| e.to_string())?;
+            hear.recv_timeout(Duration::from_secs(60))
+                .map_err(|e| e.to_string())?;
+            Ok(0)
+        })
+    }
+
     #[test]
     fn a_note_lands_on_the_step_running_on_its_thread() {
         // Outside any step: nothing recorded, nothing left behind.
@@ -545,31 +561,11 @@ mod tests {
         let (to_side, from_main) = std::sync::mpsc::channel();
         let (to_main, from_side) = std::sync::mpsc::channel();
         let main: Vec<Step> = vec![
-            (
-                "m1",
-                Box::new(move || {
-                    note_built("m1 built");
-                    to_side.send(()).map_err(|e| e.to_string())?;
-                    from_side
-                        .recv_timeout(Duration::from_secs(60))
-                        .map_err(|e| e.to_string())?;
-                    Ok(0)
-                }),
-            ),
+            ("m1", noted_meeting("m1 built", to_side, from_side)),
             ("m2", Box::new(|| Ok(0))),
         ];
         let side: Vec<Step> = vec![
-            (
-                "s1",
-                Box::new(move || {
-                    note_built("s1 built");
-                    to_main.send(()).map_err(|e| e.to_string())?;
-                    from_main
-                        .recv_timeout(Duration::from_secs(60))
-                        .map_err(|e| e.to_string())?;
-                    Ok(0)
-                }),
-            ),
+            ("s1", noted_meeting("s1 built", to_main, from_main)),
             (
                 "s2",
                 Box::new(|| {
