@@ -16,6 +16,11 @@
 #   access                                     no/foreign procfs fds,
 #                                              Landlock, subset=pid's
 #                                              GET_GLOBAL, mixed credentials
+#   reader                                     one reader (inherited,
+#                                              SCM_RIGHTS, setuid, Landlock),
+#                                              LSM check per task, remount
+#                                              and sysctl mid-dump,
+#                                              nproc_restrict 0/1/2, gid=
 #   parity-uid1000-yama{1,2,3}                 uid 1000 under each Yama
 #                                              ptrace_scope (3 is for good:
 #                                              run last but the bench)
@@ -76,6 +81,13 @@ suite parity-uid1000-private nproc-guest parity --uid 1000 \
 	--private-mount hidepid=invisible --hidepid invisible --label private
 suite access nproc-guest access --subset-pid /tmp/proc-subset \
 	--invisible /tmp/proc-2 --uid 1000
+# One reader, the LSM check per task, the rules read at every chunk,
+# kernel.nproc_restrict and gid=: against a real setuid-root program.
+cp "$(command -v nproc-guest)" /tmp/nproc-guest-suid &&
+	chown 0:0 /tmp/nproc-guest-suid && chmod 4755 /tmp/nproc-guest-suid ||
+	fail "a setuid copy of nproc-guest"
+suite reader nproc-guest reader --uid 1000 --suid /tmp/nproc-guest-suid \
+	--scratch /tmp/reader
 suite badreq nproc-guest badreq
 suite storm nproc-guest storm --dumps 20 --forkers 2 --sleepers 120
 suite fuzz nproc-guest fuzz --count "${FUZZ_COUNT:-100000}" --seed "${SEED:-1}"

@@ -21,8 +21,11 @@
 //!   dump lists exactly the tasks the mount lists, with values exactly
 //!   where its files are readable, field for field; no or a foreign procfs
 //!   descriptor, Landlock, `subset=pid`'s `GET_GLOBAL` and mixed opener
-//!   and sender credentials (`access`); each Yama `ptrace_scope` (last:
-//!   3 cannot be undone);
+//!   and sender credentials (`access`); one reader against inherited,
+//!   passed and setuid-exec'd sockets and a real setuid-root program, the
+//!   LSM check per task under Landlock, a remount and a sysctl change in
+//!   the middle of a dump, `kernel.nproc_restrict` 0/1/2 and `gid=`
+//!   (`reader`); each Yama `ptrace_scope` (last: 3 cannot be undone);
 //! - dumps during a fork/exit storm: no duplicate, no lost survivor;
 //! - the fixed malformed requests, then random ones from a printed seed:
 //!   each refused, no slab growth beyond the stated tolerance.
@@ -67,6 +70,7 @@ pub const SUITES: &[&str] = &[
     "parity-uid1000-subset",
     "parity-uid1000-private",
     "access",
+    "reader",
     "badreq",
     "storm",
     "fuzz",

@@ -8,19 +8,14 @@
 //! - a Landlock-restricted process that may not open `/proc` gets
 //!   nothing: it cannot open it, and its `O_PATH` descriptor is refused;
 //! - `subset=pid`: `GET_GLOBAL` refused, `GET_TASKS` served;
-//! - the credentials of the socket's opener and of the sender, mixed (a
-//!   socket opened unprivileged and used by root, as a setuid-root helper
-//!   handed it would use it, and the reverse): the dump is what the
-//!   unprivileged user may read, on a `hidepid=invisible` mount (which
-//!   tasks) and on `/proc` (which wchans are "0").
-//!
-//! A setuid program is simulated by switching the effective ids with
-//! setresuid(2)/setresgid(2) around the socket's creation or the
-//! request: the kernel sees nothing but those credentials either way.
+//! - the credentials of the socket's opener and of the sender, mixed in
+//!   one process (a socket opened unprivileged and used by root, and the
+//!   reverse, by switching the effective ids with setresuid(2)): refused,
+//!   the opener's credentials being the only ones answered (reader.rs has
+//!   the cases with separate processes and a real setuid program).
 
 use nproc_genl::{open_procfs, Client, Error, TaskRequest};
 use nproc_proto::{attr, field_id, Cmd, Scope};
-use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
@@ -52,7 +47,7 @@ fn tgids() -> TaskRequest {
 
 /// Whether `e` is the kernel's refusal with an extack text containing
 /// `text`; prints it.
-fn refused(what: &str, e: &Error, text: &str) -> Option<String> {
+pub(crate) fn refused(what: &str, e: &Error, text: &str) -> Option<String> {
     println!("access: {what}: {e}");
     let msg = match e {
         Error::Kernel { msg, .. } | Error::PermissionDenied { msg, .. } => msg.as_deref(),
@@ -172,7 +167,7 @@ fn subset(root: &Path, fails: &mut Vec<String>) {
 /// Runs `f` in a forked child (which may change its credentials or
 /// restrict itself for good); the child's failures come back through a
 /// pipe, one per line.
-fn in_child(what: &str, fails: &mut Vec<String>, f: impl FnOnce(&mut Vec<String>)) {
+pub(crate) fn in_child(what: &str, fails: &mut Vec<String>, f: impl FnOnce(&mut Vec<String>)) {
     use std::io::{Read, Write};
     let mut p = [0; 2];
     // SAFETY: pipe(2) writes two descriptors into the array.
@@ -219,9 +214,9 @@ struct RulesetAttr {
 const LANDLOCK_ACCESS_FS_READ_FILE: u64 = 1 << 2;
 const LANDLOCK_ACCESS_FS_READ_DIR: u64 = 1 << 3;
 
-/// In a child: a ruleset that handles reading files and directories and
-/// allows none, then nproc.
-fn landlock(fails: &mut Vec<String>) {
+/// Restricts this process with a Landlock ruleset that handles reading
+/// files and directories and allows none.
+pub(crate) fn restrict_landlock() -> Result<(), String> {
     let attr = RulesetAttr {
         handled_access_fs: LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
     };
@@ -245,11 +240,20 @@ fn landlock(fails: &mut Vec<String>) {
             0
         }
     };
-    if rc != 0 {
-        return fails.push(format!(
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!(
             "cannot restrict with Landlock (CONFIG_SECURITY_LANDLOCK, lsm=landlock): {}",
             std::io::Error::last_os_error()
-        ));
+        ))
+    }
+}
+
+/// In a child: restricted by [`restrict_landlock`], then nproc.
+fn landlock(fails: &mut Vec<String>) {
+    if let Err(e) = restrict_landlock() {
+        return fails.push(e);
     }
     match Client::connect() {
         Ok(mut c) => match c.tasks(&tgids()) {
@@ -312,138 +316,47 @@ fn set_effective(uid: u32) -> std::io::Result<()> {
     }
 }
 
-/// tgid -> wchan of one dump through `c`, the caller's own process left
-/// out (it runs: its wchan is "0" for everyone).
-fn dump(c: &mut Client) -> Result<BTreeMap<u64, String>, Error> {
-    let me = u64::from(std::process::id());
-    Ok(c.tasks(&tgids())?
-        .into_iter()
-        .filter_map(|r| {
-            let tgid = r.get(field_id::TGID)?.as_u64()?;
-            let wchan = r
-                .get(field_id::WCHAN)
-                .map(|v| v.to_string())
-                .unwrap_or_default();
-            (tgid != me).then_some((tgid, wchan))
-        })
-        .collect())
-}
-
-/// The tgids whose wchan is "0".
-fn zero_wchan(d: &BTreeMap<u64, String>) -> BTreeSet<u64> {
-    d.iter()
-        .filter(|(_, w)| *w == "0")
-        .map(|(t, _)| *t)
-        .collect()
-}
-
 /// One dump through a socket opened as `opener` and a request sent as
-/// `sender` (0 or `uid`), naming the procfs at `root`.
-fn mixed(root: &Path, opener: u32, sender: u32) -> Result<BTreeMap<u64, String>, String> {
-    let fd = open_procfs(root).map_err(|e| e.to_string())?;
-    set_effective(opener).map_err(|e| format!("seteuid {opener}: {e}"))?;
+/// `sender` (0 or `uid`), in one process, naming the procfs at `root`.
+fn mixed(root: &Path, opener: u32, sender: u32) -> Result<usize, Error> {
+    let fd = open_procfs(root)?;
+    set_effective(opener).map_err(|err| Error::Io {
+        what: "seteuid",
+        err,
+    })?;
     let c = Client::connect_with_procfs(Some(fd));
-    set_effective(0).map_err(|e| format!("seteuid 0: {e}"))?;
-    let mut c = c.map_err(|e| e.to_string())?;
-    set_effective(sender).map_err(|e| format!("seteuid {sender}: {e}"))?;
-    let d = dump(&mut c);
-    set_effective(0).map_err(|e| format!("seteuid 0: {e}"))?;
-    d.map_err(|e| e.to_string())
+    set_effective(0).map_err(|err| Error::Io {
+        what: "seteuid",
+        err,
+    })?;
+    let mut c = c?;
+    set_effective(sender).map_err(|err| Error::Io {
+        what: "seteuid",
+        err,
+    })?;
+    let d = c.tasks(&tgids());
+    set_effective(0).map_err(|err| Error::Io {
+        what: "seteuid",
+        err,
+    })?;
+    d.map(|d| d.len())
 }
 
-/// How many times [`credentials`] compares one mount before it reports a
-/// difference: a wchan of "0" also means the task was running when read,
-/// so a task that wakes between two dumps differs by chance. A rule that
-/// does not hold differs in every try.
-const CREDENTIAL_TRIES: usize = 5;
-
-/// In a child (root, no supplementary groups): the four combinations of
-/// opener and sender, on the hidepid=invisible mount (which tasks) and on
-/// /proc (which wchans are guarded).
+/// In a child (root, no supplementary groups): a socket opened as one of
+/// root and `uid` and used as the other is refused, on a
+/// hidepid=invisible mount and on /proc.
 fn credentials(invisible: &Path, uid: u32, fails: &mut Vec<String>) {
     // SAFETY: setgroups(2) changes only this process's credentials.
     if unsafe { libc::setgroups(0, std::ptr::null()) } != 0 {
         return fails.push(format!("setgroups: {}", std::io::Error::last_os_error()));
     }
     for root in [invisible, Path::new("/proc")] {
-        let mut last = Vec::new();
-        for _ in 0..CREDENTIAL_TRIES {
-            match compare_credentials(root, uid) {
-                Ok(diffs) if diffs.is_empty() => {
-                    last.clear();
-                    break;
-                }
-                Ok(diffs) => last = diffs,
-                Err(e) => return fails.push(e),
+        for (opener, sender) in [(uid, 0), (0, uid)] {
+            let what = format!("{}: opener {opener}, sender {sender}", root.display());
+            match mixed(root, opener, sender) {
+                Ok(n) => fails.push(format!("{what}: answered with {n} tasks")),
+                Err(e) => fails.extend(refused(&what, &e, "the sender is not the socket's opener")),
             }
         }
-        fails.extend(
-            last.into_iter()
-                .map(|d| format!("{d} (in each of {CREDENTIAL_TRIES} tries)")),
-        );
     }
-}
-
-/// One comparison of the four combinations on the procfs at `root`: the
-/// differences from what uid alone sees, or why the dumps could not be
-/// made.
-fn compare_credentials(root: &Path, uid: u32) -> Result<Vec<String>, String> {
-    let mut diffs = Vec::new();
-    let mut got = BTreeMap::new();
-    for (opener, sender) in [(0, 0), (uid, uid), (uid, 0), (0, uid)] {
-        let d = mixed(root, opener, sender)
-            .map_err(|e| format!("{}: opener {opener}, sender {sender}: {e}", root.display()))?;
-        got.insert((opener, sender), d);
-    }
-    let user = &got[&(uid, uid)];
-    let admin = &got[&(0, 0)];
-    let key = |d: &BTreeMap<u64, String>| -> (BTreeSet<u64>, BTreeSet<u64>) {
-        (d.keys().copied().collect(), zero_wchan(d))
-    };
-    // Not vacuous: root sees more tasks here, or fewer guarded wchans.
-    if key(admin) == key(user) {
-        diffs.push(format!(
-            "{}: root and uid {uid} saw the same, the check proves nothing",
-            root.display()
-        ));
-    }
-    for mix in [(uid, 0), (0, uid)] {
-        // Tasks alive in both dumps: the two differ only by the rules.
-        let d = &got[&mix];
-        let common: BTreeSet<u64> = d.keys().filter(|t| user.contains_key(t)).copied().collect();
-        let extra: Vec<u64> = d
-            .keys()
-            .filter(|t| !user.contains_key(t) && admin.contains_key(t))
-            .copied()
-            .collect();
-        let zero_d: BTreeSet<u64> = zero_wchan(d).intersection(&common).copied().collect();
-        let zero_u: BTreeSet<u64> = zero_wchan(user).intersection(&common).copied().collect();
-        println!(
-            "access: {}: opener {}, sender {}: {} tasks, {} guarded wchans",
-            root.display(),
-            mix.0,
-            mix.1,
-            d.len(),
-            zero_d.len()
-        );
-        if !extra.is_empty() {
-            diffs.push(format!(
-                "{}: opener {}, sender {}: tasks uid {uid} may not list: {extra:?}",
-                root.display(),
-                mix.0,
-                mix.1
-            ));
-        }
-        if zero_d != zero_u {
-            diffs.push(format!(
-                "{}: opener {}, sender {}: guarded wchans {:?}, uid {uid} alone: {:?}",
-                root.display(),
-                mix.0,
-                mix.1,
-                zero_d.symmetric_difference(&zero_u).collect::<Vec<_>>(),
-                "(the difference)"
-            ));
-        }
-    }
-    Ok(diffs)
 }

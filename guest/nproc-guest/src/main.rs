@@ -11,6 +11,7 @@ mod fuzz;
 mod ns;
 mod parity;
 mod procfs;
+mod reader;
 mod storm;
 
 use clap::{Parser, Subcommand};
@@ -87,6 +88,40 @@ enum Cmd {
         #[arg(long, default_value_t = 1000)]
         uid: u32,
     },
+    /// One reader, the LSM check per task, rules read at every chunk,
+    /// kernel.nproc_restrict and gid= (see reader.rs).
+    Reader {
+        /// The unprivileged uid.
+        #[arg(long, default_value_t = 1000)]
+        uid: u32,
+        /// A setuid-root copy of this program.
+        #[arg(long)]
+        suid: PathBuf,
+        /// An empty directory to mount procfs instances under.
+        #[arg(long, default_value = "/tmp/reader")]
+        scratch: PathBuf,
+    },
+    /// The setuid-root program of the reader suite: sends a request on an
+    /// inherited socket; exit status 0 when the kernel refuses it.
+    SendAsHelper {
+        #[arg(long)]
+        sock: i32,
+        #[arg(long)]
+        procfs: i32,
+        #[arg(long)]
+        family: u16,
+    },
+    /// The reader of the reader suite that inherits, across setuid and
+    /// exec, a socket whose request root sent; exit status 0 when it gets
+    /// no task and the kernel's refusal.
+    ReadInherited {
+        #[arg(long)]
+        sock: i32,
+        #[arg(long)]
+        seq: u32,
+        #[arg(long)]
+        family: u16,
+    },
     /// A reader in a new pid namespace sees only that namespace's pids.
     Pidns,
     /// Dumps during a fork/exit storm: no duplicates, no lost survivors.
@@ -135,6 +170,10 @@ fn connect_at(suite: &str, root: &Path) -> Option<Client> {
             None
         }
     }
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 fn verdict(suite: &str, fails: &[String], summary: &str) -> ExitCode {
@@ -463,6 +502,22 @@ fn main() -> ExitCode {
         } => {
             let fails = access::run(&subset_pid, &invisible, uid);
             verdict("access", &fails, "every rule held")
+        }
+        Cmd::Reader { uid, suid, scratch } => {
+            let fails = reader::run(uid, &suid, &scratch);
+            verdict(
+                "reader",
+                &fails,
+                "one reader, per-task LSM check, rules per chunk, restrict levels, gid=",
+            )
+        }
+        Cmd::SendAsHelper {
+            sock,
+            procfs,
+            family,
+        } => exit_code(reader::send_as_helper(sock, procfs, family)),
+        Cmd::ReadInherited { sock, seq, family } => {
+            exit_code(reader::read_inherited(sock, seq, family))
         }
         Cmd::Pidns => match ns::run() {
             ns::Outcome::Ran(fails) => verdict("pidns", &fails, "new namespace saw pids 1 and 2"),

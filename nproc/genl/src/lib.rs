@@ -61,7 +61,7 @@ pub use error::Error;
 use nproc_proto::{attr, task_field_by_name, Cmd, FieldBitmap, Scope};
 use socket::GenlSocket;
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
 /// A `GET_TASKS` request: which fields, which tasks.
@@ -147,6 +147,47 @@ impl Client {
         })
     }
 
+    /// A client over `sock`, a socket another [`Client`] opened (inherited
+    /// across exec, or received by `SCM_RIGHTS`), naming `procfs`: for tests
+    /// of the kernel's rule that only the socket's opener is answered.
+    /// `family_id` is the opener's [`Client::family_id`]: resolving it
+    /// again would read, and so consume, the replies of a dump already
+    /// under way on the socket.
+    pub fn from_fds(sock: OwnedFd, procfs: Option<OwnedFd>, family_id: u16) -> Self {
+        Self {
+            sock: GenlSocket::from_fd(sock, family_id),
+            version: u32::from(nproc_proto::FAMILY_VERSION),
+            procfs,
+        }
+    }
+
+    /// The netlink socket's descriptor and the procfs one (to hand on).
+    pub fn raw_fds(&self) -> (RawFd, Option<RawFd>) {
+        (
+            self.sock.raw_fd(),
+            self.procfs.as_ref().map(|f| f.as_raw_fd()),
+        )
+    }
+
+    /// Sends `GET_TASKS` without reading the dump; returns its sequence
+    /// number for [`Client::recv_tasks`].
+    pub fn send_tasks(&mut self, req: &TaskRequest) -> Result<u32, Error> {
+        let attrs = self.task_attrs(req);
+        self.sock
+            .send_only(Cmd::GetTasks as u8, &attrs, true, "GET_TASKS")
+    }
+
+    /// Reads the dump of the `GET_TASKS` request `seq`, calling `f` with
+    /// each task.
+    pub fn recv_tasks<F: FnMut(Record)>(&mut self, seq: u32, mut f: F) -> Result<(), Error> {
+        self.sock.recv_family(seq, "GET_TASKS", &mut |payload| {
+            if !payload.is_empty() {
+                f(decode::task(payload)?);
+            }
+            Ok(())
+        })
+    }
+
     /// The [`attr::PROCFS_FD`] attribute, when this client holds a procfs.
     fn procfs_attr(&self) -> Option<(u16, Vec<u8>)> {
         let fd = self.procfs.as_ref()?.as_raw_fd();
@@ -217,7 +258,11 @@ impl Client {
             true,
             "GET_TASKS",
             &mut |payload| {
-                f(decode::task(payload)?);
+                // The dump's first message carries no task: it is built in
+                // the sender's sendmsg(), before the kernel knows who reads.
+                if !payload.is_empty() {
+                    f(decode::task(payload)?);
+                }
                 Ok(())
             },
         )
@@ -236,7 +281,12 @@ impl Client {
             &attrs,
             true,
             "GET_TASKS",
-            &mut |payload| f(decode::task_view(payload)?),
+            &mut |payload| {
+                if payload.is_empty() {
+                    return Ok(()); // the first message: no task
+                }
+                f(decode::task_view(payload)?)
+            },
         )
     }
 

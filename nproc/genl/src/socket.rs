@@ -6,6 +6,7 @@ use netlink_packet_core::{
 };
 use netlink_sys::protocols::NETLINK_GENERIC;
 use netlink_sys::{Socket, SocketAddr};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 use crate::attrs::Attrs;
 use crate::decode::extack_message;
@@ -114,6 +115,25 @@ impl GenlSocket {
         Ok((s, version))
     }
 
+    /// Takes over `fd`, a generic netlink socket set up by
+    /// [`GenlSocket::open`] (in this process or another) whose family id
+    /// is `family_id`.
+    pub(crate) fn from_fd(fd: OwnedFd, family_id: u16) -> Self {
+        // SAFETY: `fd` is an owned descriptor, given up to the socket.
+        let sock = unsafe { Socket::from_raw_fd(fd.into_raw_fd()) };
+        Self {
+            sock,
+            family_id,
+            seq: 0,
+            buf: Vec::with_capacity(RECV_BUF),
+        }
+    }
+
+    /// The socket's descriptor.
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.sock.as_raw_fd()
+    }
+
     /// The resolved family id.
     pub(crate) fn family_id(&self) -> u16 {
         self.family_id
@@ -205,12 +225,68 @@ impl GenlSocket {
         name: &'static str,
         on_payload: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        let seq = self.send_request(family, cmd, attrs, dump, name)?;
+        self.recv_payloads(family, seq, name, on_payload)
+    }
+
+    /// Sends `cmd` at `version` to `family` with `attrs` (a dump when
+    /// `dump`); returns the request's sequence number.
+    fn send_request(
+        &mut self,
+        family: u16,
+        cmd: (u8, u8),
+        attrs: &[(u16, &[u8])],
+        dump: bool,
+        name: &'static str,
+    ) -> Result<u32, Error> {
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
         let flags = NLM_F_REQUEST | if dump { NLM_F_DUMP } else { 0 };
         let tx = encode_request(family, flags, seq, cmd, attrs)
             .ok_or_else(|| Error::Decode(format!("{name}: an attribute too long to send")))?;
         self.sock.send(&tx, 0).map_err(io("send(netlink)"))?;
+        Ok(seq)
+    }
+
+    /// Sends a request of this socket's family without reading the
+    /// replies: [`GenlSocket::recv_family`] reads them, perhaps in another
+    /// process the socket was handed to.
+    pub(crate) fn send_only(
+        &mut self,
+        cmd: u8,
+        attrs: &[(u16, Vec<u8>)],
+        dump: bool,
+        name: &'static str,
+    ) -> Result<u32, Error> {
+        let attrs: Vec<(u16, &[u8])> = attrs.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+        self.send_request(
+            self.family_id,
+            (cmd, nproc_proto::FAMILY_VERSION),
+            &attrs,
+            dump,
+            name,
+        )
+    }
+
+    /// Reads the replies of this socket's family to request `seq`.
+    pub(crate) fn recv_family(
+        &mut self,
+        seq: u32,
+        name: &'static str,
+        on_payload: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.recv_payloads(self.family_id, seq, name, on_payload)
+    }
+
+    /// Reads the replies to request `seq`, which must come from `family`,
+    /// and calls `on_payload` with the attributes of each.
+    fn recv_payloads(
+        &mut self,
+        family: u16,
+        seq: u32,
+        name: &'static str,
+        on_payload: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         self.recv_replies(seq, name, &mut |kind, payload| {
             if kind != family {
                 return Err(Error::Decode(format!(

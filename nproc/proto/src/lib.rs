@@ -20,9 +20,12 @@
 //!   whose attribute types are [`GLOBAL_ITEMS`] ids.
 //! - [`Cmd::GetTasks`] (dump): request [`attr::FIELDS`] (a bitmap of field
 //!   ids, required), [`attr::SCOPE`] (a [`Scope`], default processes) and
-//!   [`attr::PID`] (for [`Scope::Pid`] and [`Scope::Children`]); reply one
-//!   message per task with one [`attr::TASK`] nest whose attribute types
-//!   are the requested field ids, in increasing id order.
+//!   [`attr::PID`] (for [`Scope::Pid`] and [`Scope::Children`]); reply a
+//!   first message with no attribute (built in the sender's `sendmsg()`,
+//!   before the kernel knows who reads), then one message per task with
+//!   one [`attr::TASK`] nest whose attribute types are the requested field
+//!   ids, in increasing id order. Only the socket's opener, with the
+//!   credentials it opened it with, may send and read.
 //!
 //! The lookup rules of the kernel's no_std crates apply: no allocation, no
 //! panics, no floats; everything here is `const` data and `const fn`.

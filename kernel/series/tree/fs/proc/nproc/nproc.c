@@ -10,11 +10,13 @@
  * client needs no compiled-in knowledge of the fields, and every value is
  * encoded with the type the table gives.
  *
- * Semantics, for the reader that sent the request:
+ * Semantics, for the one reader: the process that opened the socket and
+ * sent the request, with the credentials it opened it with:
  *  - the request names a procfs mount (NPROC_A_PROCFS_FD): its pid
  *    namespace gives the pids, and the dump lists what that mount's /proc
  *    lists to the reader, hidepid= and gid= applied (nproc_access.c has
- *    the access model: which tasks, which credentials, the sysctl);
+ *    the access model: the one reader, the LSM check per task, the
+ *    sysctl, the rules read again for each chunk);
  *  - ids are mapped into the requester's user namespace, times into its
  *    time namespace, as /proc does for the opener of the file;
  *  - every value is computed as in fs/proc/array.c do_task_stat(),
@@ -22,15 +24,16 @@
  *    (whole thread group: summed faults and CPU times) in the processes,
  *    pid and children scopes, /proc/PID/task/TID/stat in the threads scope;
  *  - wchan is exactly /proc/PID/wchan: "0" unless
- *    ptrace_may_access(PTRACE_MODE_READ_FSCREDS) allows it to every
- *    credential of the request (nproc_may_read_wchan()), else the symbol
- *    lookup_symbol_name() gives for get_wchan(), or "0";
+ *    ptrace_may_access(PTRACE_MODE_READ_FSCREDS) allows it to the reader
+ *    (nproc_may_read_wchan()), else the symbol lookup_symbol_name() gives
+ *    for get_wchan(), or "0";
  *  - cmdline is what a read of /proc/PID/cmdline from position 0 returns
  *    (get_mm_cmdline(), setproctitle() rules included), cut at
- *    NPROC_CMDLINE_MAX bytes; unguarded beyond hidepid=, as that 0444
- *    file is;
+ *    NPROC_CMDLINE_MAX bytes;
  *  - a task the mount lists but whose files the reader may not read
- *    (hidepid=noaccess) is sent as its tgid alone, whatever was asked.
+ *    (hidepid=noaccess, or an LSM refusing a file of a requested field)
+ *    is sent as its tgid alone, whatever was asked;
+ *  - a GET_TASKS dump begins with one message that carries no task.
  */
 
 #include <linux/bitmap.h>
@@ -100,6 +103,32 @@ static const u8 nproc_field_need[NPROC_F_MAX + 1] = {
 	[NPROC_F_STIME] = NPROC_NEED_CPUTIME,
 	[NPROC_F_WCHAN] = NPROC_NEED_WCHAN,
 };
+
+/*
+ * The /proc/PID file that shows each field, for the LSM check of
+ * nproc_task_vis(): the ids are directory names, wchan has its own check
+ * (nproc_may_read_wchan()), and the rest is stat's.
+ */
+static u8 nproc_field_file(unsigned long id)
+{
+	switch (id) {
+	case NPROC_F_TGID:
+	case NPROC_F_TID:
+	case NPROC_F_WCHAN:
+		return 0;
+	case NPROC_F_UID ... NPROC_F_FSGID:
+		return NPROC_FILE_STATUS;
+	case NPROC_F_SHARED:
+	case NPROC_F_TEXT:
+	case NPROC_F_DATA:
+	case NPROC_F_RESIDENT:
+		return NPROC_FILE_STATM;
+	case NPROC_F_CMDLINE:
+		return NPROC_FILE_CMDLINE;
+	default:
+		return NPROC_FILE_STAT;
+	}
+}
 
 struct nproc_fields_ctx {
 	u32 set;
@@ -371,14 +400,14 @@ static void nproc_task_stats(struct task_struct *task, bool whole, u64 *v)
 }
 
 /*
- * The ids of @cred that the request names, mapped into the requester's
+ * The ids of @cred that the request names, mapped into the reader's
  * user namespace as task_state() maps them: ps names one or two of the
  * eight, and each mapping searches the namespace's extents.
  */
 static void nproc_cred_ids(const struct nproc_tasks_ctx *ctx,
 			   const struct cred *cred, u64 *v)
 {
-	struct user_namespace *ns = ctx->view->cred[0]->user_ns;
+	struct user_namespace *ns = current_user_ns();
 
 	if (nproc_wants(ctx, NPROC_F_UID))
 		v[NPROC_F_UID] = from_kuid_munged(ns, cred->uid);
@@ -496,7 +525,7 @@ static void nproc_trim_attr(struct sk_buff *skb, struct nlattr *nla, int len)
 }
 
 /*
- * fs/proc/base.c proc_pid_wchan(), for every credential of the request
+ * fs/proc/base.c proc_pid_wchan(), for the reader
  * (nproc_may_read_wchan()). Unlike proc_pid_wchan(), the check and
  * get_wchan() run under the task's exec_update_lock, as lock_trace()
  * guards /proc/PID/stack: an exec that changes the task's credentials
@@ -798,12 +827,11 @@ static int nproc_tasks_start(struct netlink_callback *cb)
  * 32] is id i; already checked), as seen through @view, which the caller
  * owns and releases.
  *
- * The view is kept for the whole dump: the chunks after the first are
- * produced in whoever calls recvmsg() on the socket (another thread, or
- * a process the descriptor was passed to). Each chunk is checked with the
- * sender's and the socket opener's credentials, and those of its reader
- * (nproc_view_enter()), so no later reader widens what the requester may
- * see, nor sees what it could not read itself.
+ * The view is kept for the whole dump: the chunks after the first
+ * message are built in whoever calls recvmsg() on the socket, and
+ * nproc_view_enter() refuses any caller but the one reader, so a
+ * descriptor passed on or inherited, or a reader whose credentials
+ * changed, gets no more tasks.
  */
 void nproc_ctx_init(struct nproc_tasks_ctx *ctx, struct nproc_view *view,
 		    const u32 *words, u32 scope, u32 pid)
@@ -812,14 +840,18 @@ void nproc_ctx_init(struct nproc_tasks_ctx *ctx, struct nproc_view *view,
 
 	bitmap_from_arr32(ctx->fields, words, NPROC_F_MAX + 1);
 	ctx->need = 0;
-	for_each_set_bit(id, ctx->fields, NPROC_F_MAX + 1)
+	ctx->files = 0;
+	for_each_set_bit(id, ctx->fields, NPROC_F_MAX + 1) {
 		ctx->need |= nproc_field_need[id];
+		ctx->files |= nproc_field_file(id);
+	}
 	ctx->view = view;
 	ctx->scope = scope;
 	ctx->pid = pid;
 	ctx->next = 1;
 	ctx->done = false;
 	ctx->vis = NPROC_VIS_ALL;
+	ctx->started = false;
 }
 
 void nproc_puts_init(const struct nproc_tasks_ctx *ctx,
@@ -912,7 +944,7 @@ struct task_struct *nproc_tasks_next(struct nproc_tasks_ctx *ctx)
 	struct task_struct *task;
 
 	while (!IS_ERR_OR_NULL(task = nproc_scope_next(ctx))) {
-		ctx->vis = nproc_task_vis(ctx->view, task, thread);
+		ctx->vis = nproc_task_vis(ctx->view, task, thread, ctx->files);
 		if (ctx->vis != NPROC_VIS_HIDDEN)
 			break;
 		put_task_struct(task);
@@ -935,12 +967,23 @@ static int nproc_tasks_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	struct nproc_puts puts;
 	int err;
 
-	err = nproc_view_enter(ctx->view);
-	if (err) {
-		NL_SET_ERR_MSG(cb->extack,
-			       "kernel.nproc_restrict=2: the reader lacks CAP_SYS_ADMIN in the procfs mount's user namespace");
-		return err;
+	/*
+	 * The first call runs in the sender's sendmsg(), before any reader
+	 * is known: its message carries no task (nproc_access.c, one reader).
+	 */
+	if (!ctx->started) {
+		void *hdr = genlmsg_put(skb, portid, seq, &nproc_family,
+					NLM_F_MULTI, NPROC_CMD_GET_TASKS);
+
+		if (!hdr)
+			return -EMSGSIZE;
+		genlmsg_end(skb, hdr);
+		ctx->started = true;
+		return skb->len;
 	}
+	err = nproc_view_enter(ctx->view, cb->extack);
+	if (err)
+		return err;
 	nproc_puts_init(ctx, &puts);
 	while (!IS_ERR_OR_NULL(task = nproc_tasks_next(ctx))) {
 		err = nproc_fill_task(skb, portid, seq, ctx, &puts, task);

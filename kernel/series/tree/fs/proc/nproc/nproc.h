@@ -6,6 +6,7 @@
 #ifndef _FS_PROC_NPROC_H
 #define _FS_PROC_NPROC_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 #include <linux/netlink.h>
 #include <linux/nproc.h>
@@ -35,36 +36,37 @@ struct nproc_field_desc {
  */
 bool nproc_proto_desc(u32 set, u32 index, struct nproc_field_desc *out);
 
-/* Each credential a request is checked with: see struct nproc_view. */
-#define NPROC_CREDS_MAX		3
-
 /*
  * Who a request answers, and what it may see (nproc_access.c): what an
- * open /proc shows the same reader. The procfs mount whose root
+ * open /proc shows the one reader, current. The procfs mount whose root
  * directory the request passed (NPROC_A_PROCFS_FD) gives the pid
- * namespace, hidepid=, gid= and subset=pid; every check is made with
- * each distinct credential of cred[]: the request's sender, the opener
- * of the netlink socket, and, for a dump's chunk, the task calling
- * recvmsg() (nproc_view_enter()). Each must pass.
+ * namespace; hidepid=, gid=, subset=pid and the sysctl are read again
+ * for each chunk (nproc_view_enter()).
  *
- * Invariants: cred[0 .. nheld) hold a reference each, cred[0] is the
- * sender's; cred[nheld .. ncred) is current's during a chunk, no
- * reference; no two entries are equal. @procfs (NULL in the in-kernel
- * benchmark) is pinned until nproc_view_release(), which keeps its
- * superblock, hence @ns, alive.
+ * Invariants: @opener (the socket file's credentials, which the sender
+ * had) and @reader (the sender's thread group) hold a reference each,
+ * both NULL in the in-kernel benchmark; @procfs (NULL in the benchmark)
+ * is pinned until nproc_view_release(), which keeps its superblock,
+ * hence @ns, alive.
  */
 struct nproc_view {
 	struct file *procfs;
 	struct pid_namespace *ns;	/* the mount's pid namespace */
-	const struct cred *cred[NPROC_CREDS_MAX];
-	unsigned int nheld;
-	unsigned int ncred;
+	const struct cred *opener;
+	struct pid *reader;
 	s64 boottime_off;		/* the sender's time namespace offset */
 	kgid_t pid_gid;			/* the mount's gid= */
 	u8 hide_pid;			/* hidepid=, or stricter (nproc_restrict) */
-	u8 restrict_level;		/* kernel.nproc_restrict at the request */
+	u8 restrict_level;		/* kernel.nproc_restrict, this chunk */
 	bool pidonly;			/* subset=pid */
 };
+
+/* The /proc/PID files a request's fields come from (nproc_task_vis()). */
+#define NPROC_FILE_STAT		BIT(0)
+#define NPROC_FILE_STATUS	BIT(1)
+#define NPROC_FILE_STATM	BIT(2)
+#define NPROC_FILE_CMDLINE	BIT(3)
+#define NPROC_FILES		4
 
 /* What a reader may see of a task (nproc_task_vis()). */
 enum nproc_vis {
@@ -76,10 +78,10 @@ enum nproc_vis {
 int nproc_view_init(struct nproc_view *v, const struct nlattr *fd_attr,
 		    struct sock *sk, struct netlink_ext_ack *extack);
 void nproc_view_init_bench(struct nproc_view *v);
-int nproc_view_enter(struct nproc_view *v);
+int nproc_view_enter(struct nproc_view *v, struct netlink_ext_ack *extack);
 void nproc_view_release(struct nproc_view *v);
 enum nproc_vis nproc_task_vis(const struct nproc_view *v,
-			      struct task_struct *task, bool thread);
+			      struct task_struct *task, bool thread, u8 files);
 bool nproc_may_read_wchan(const struct nproc_view *v,
 			  struct task_struct *task);
 
@@ -95,7 +97,9 @@ struct nproc_tasks_ctx {
 	u32 next;			/* next tgid (tid in the threads scope) */
 	bool done;			/* the pid scope sent its task */
 	u8 need;			/* NPROC_NEED_*, from fields */
+	u8 files;			/* NPROC_FILE_*, from fields */
 	u8 vis;				/* enum nproc_vis of the task being sent */
+	bool started;			/* the first message is sent */
 };
 
 /*

@@ -1,33 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nproc's access model: a request sees exactly what an open /proc shows
- * the same reader, and never more.
+ * nproc's access model: a request answers one reader, and that reader
+ * sees no more than an open /proc shows it.
  *
+ *  - One reader. The socket's opener (its file's f_cred) is the only
+ *    credential a request is answered for: the sender's current_cred()
+ *    must be that very cred, and every chunk of a dump is built only in
+ *    a recvmsg() of the sender's thread group still running with it.
+ *    Any other sender or reader is refused (-EPERM), whatever its
+ *    credentials: a setuid program, a process that changed its ids or
+ *    entered a Landlock domain since it opened the socket, a child that
+ *    inherited it, a process it was passed to. Nothing is emulated with
+ *    another task's credentials, so every check below reads current,
+ *    as /proc's do. The message built in the sender's sendmsg() carries
+ *    no task: the queue holds at most the one chunk built in the
+ *    reader's last recvmsg(), which goes with the descriptor if the
+ *    reader then hands it on or changes its credentials, as bytes
+ *    already read would.
  *  - A request names a procfs mount: NPROC_A_PROCFS_FD is a descriptor,
- *    in the sender, of that mount's root directory, opened for reading.
- *    fget() refuses O_PATH descriptors, so a process that may not open
- *    /proc (no mount in its chroot, a Landlock ruleset denying the
- *    directory) gets nothing. The mount's pid namespace numbers the
+ *    in the sender, of that mount's root directory, opened for reading
+ *    (fget() refuses O_PATH). The mount's pid namespace numbers the
  *    pids; its hidepid= and gid= decide, as has_pid_permissions() and
  *    proc_pid_permission() in fs/proc/base.c decide, which tasks are
  *    listed (invisible and ptraceable hide them) and which are listed
  *    with their files unreadable (noaccess: the pid alone is sent);
  *    subset=pid refuses GET_GLOBAL, whose files that mount does not have.
- *  - Credentials: every check is made with each distinct credential of
- *    the request's sender, the opener of the netlink socket (as
- *    __netlink_ns_capable() requires both), and the task that calls
- *    recvmsg() for a chunk of the dump. A socket passed to a more
- *    privileged program, which then writes a request or reads the dump,
- *    gives no more than its opener could read from /proc.
- *  - kernel.nproc_restrict: 0, /proc's rules; 1, and only the tasks each
- *    credential may ptrace (PTRACE_MODE_READ_FSCREDS) are listed, as with
- *    hidepid=ptraceable whatever the mount says; 2, and each credential
- *    needs CAP_SYS_ADMIN in the procfs mount's user namespace.
- *
- * The checks are the ones /proc runs: ptrace_may_access(), with its LSM
- * hook security_ptrace_access_check(), and in_group_p(). /proc's inode
- * permission and d_revalidate hooks (security_inode_permission(), LSMs
- * that label /proc/PID inodes) have no counterpart: there is no inode.
+ *  - Rules read at every chunk: the mount's options and
+ *    kernel.nproc_restrict are read again when each chunk is built, so a
+ *    remount or a sysctl change binds a running dump from its next
+ *    chunk, as /proc reads its options at every getdents().
+ *  - An LSM check per task, at every hidepid=: a task whose values are
+ *    sent must pass ptrace_may_access(PTRACE_MODE_READ_FSCREDS), whose
+ *    hook security_ptrace_access_check() is the one SELinux and Smack
+ *    answer with the same rule as for reading the task's /proc files,
+ *    and which Landlock refuses for a task outside the reader's domain.
+ *    Where it fails (another user's task; the reader's own thread group,
+ *    which ptrace exempts, always takes this path) /proc itself is asked:
+ *    each file that carries a requested field (stat, status, statm,
+ *    cmdline) is opened under the request's mount, as the reader, with
+ *    file_open_root(), so that every inode and open hook runs as for
+ *    openat(procfd, "PID/stat"). A refusal sends the task as its pid
+ *    alone, as hidepid=noaccess does: /proc lists the pid and refuses
+ *    its files. Where ptrace_may_access() passes, a path-based rule that
+ *    would still refuse the file (an AppArmor or TOMOYO profile, a
+ *    Landlock domain reading its own children) is not consulted.
+ *  - kernel.nproc_restrict: 0, /proc's rules; 1, and only the tasks the
+ *    reader may ptrace (PTRACE_MODE_READ_FSCREDS) are listed, as with
+ *    hidepid=ptraceable whatever the mount says; 2, and the reader needs
+ *    CAP_SYS_ADMIN in the procfs mount's user namespace.
  */
 
 #include <linux/capability.h>
@@ -36,9 +56,11 @@
 #include <linux/fs.h>
 #include <linux/magic.h>
 #include <linux/net.h>
+#include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/proc_fs.h>
 #include <linux/ptrace.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/security.h>
 #include <linux/sysctl.h>
@@ -69,23 +91,38 @@ static int __init nproc_access_init(void)
 }
 fs_initcall(nproc_access_init);
 
-/* CAP_SYS_ADMIN in @ns for @cred, as file_ns_capable() asks it. */
-static bool nproc_cred_admin(const struct cred *cred, struct user_namespace *ns)
+/* CAP_SYS_ADMIN in @ns for current, as file_ns_capable() asks it. */
+static bool nproc_admin(struct user_namespace *ns)
 {
-	return !security_capable(cred, ns, CAP_SYS_ADMIN, CAP_OPT_NONE);
+	return !security_capable(current_cred(), ns, CAP_SYS_ADMIN,
+				 CAP_OPT_NONE);
 }
 
-static int nproc_add_cred(struct nproc_view *v, const struct cred *cred)
+/*
+ * Reads the mount's options and kernel.nproc_restrict into @v, for
+ * current: at the request and again before each chunk.
+ */
+static int nproc_view_rules(struct nproc_view *v,
+			    struct netlink_ext_ack *extack)
 {
-	unsigned int i;
+	const struct proc_fs_info *fs_info;
+	struct super_block *sb;
 
-	for (i = 0; i < v->ncred; i++)
-		if (v->cred[i] == cred)
-			return 0;
-	if (v->restrict_level >= 2 && v->procfs &&
-	    !nproc_cred_admin(cred, file_inode(v->procfs)->i_sb->s_user_ns))
+	if (!v->procfs)
+		return 0;	/* the in-kernel benchmark: hidepid=off */
+	sb = file_inode(v->procfs)->i_sb;
+	fs_info = proc_sb_info(sb);
+	v->pid_gid = READ_ONCE(fs_info->pid_gid);
+	v->hide_pid = READ_ONCE(fs_info->hide_pid);
+	v->pidonly = READ_ONCE(fs_info->pidonly) == PROC_PIDONLY_ON;
+	v->restrict_level = READ_ONCE(nproc_restrict);
+	if (v->restrict_level >= 1)
+		v->hide_pid = HIDEPID_NOT_PTRACEABLE;
+	if (v->restrict_level >= 2 && !nproc_admin(sb->s_user_ns)) {
+		NL_SET_ERR_MSG(extack,
+			       "kernel.nproc_restrict=2: CAP_SYS_ADMIN in the procfs mount's user namespace is required");
 		return -EPERM;
-	v->cred[v->ncred++] = cred;
+	}
 	return 0;
 }
 
@@ -97,12 +134,20 @@ static int nproc_add_cred(struct nproc_view *v, const struct cred *cred)
 int nproc_view_init(struct nproc_view *v, const struct nlattr *fd_attr,
 		    struct sock *sk, struct netlink_ext_ack *extack)
 {
-	struct proc_fs_info *fs_info;
+	const struct cred *opener = current_cred();
+	struct socket *sock = sk->sk_socket;
 	struct super_block *sb;
-	struct socket *sock;
 	int err;
 
 	memset(v, 0, sizeof(*v));
+	/* A kernel socket has no file: its sender is its opener. */
+	if (sock && sock->file)
+		opener = sock->file->f_cred;
+	if (opener != current_cred()) {
+		NL_SET_ERR_MSG(extack,
+			       "the sender is not the socket's opener: nproc answers only the credentials that opened the socket");
+		return -EPERM;
+	}
 	if (!fd_attr) {
 		NL_SET_ERR_MSG(extack,
 			       "a procfs_fd is required: nproc shows what an open /proc shows");
@@ -121,79 +166,54 @@ int nproc_view_init(struct nproc_view *v, const struct nlattr *fd_attr,
 	    v->procfs->f_path.dentry != sb->s_root) {
 		NL_SET_ERR_MSG_ATTR(extack, fd_attr,
 				    "procfs_fd is not the root directory of a procfs mount");
-		err = -EINVAL;
-		goto out_put;
+		fput(v->procfs);
+		v->procfs = NULL;
+		return -EINVAL;
 	}
-	fs_info = proc_sb_info(sb);
-	v->ns = fs_info->pid_ns;
-	v->pid_gid = fs_info->pid_gid;
-	v->hide_pid = fs_info->hide_pid;
-	v->pidonly = fs_info->pidonly == PROC_PIDONLY_ON;
-	v->restrict_level = READ_ONCE(nproc_restrict);
-	if (v->restrict_level >= 1)
-		v->hide_pid = HIDEPID_NOT_PTRACEABLE;
+	v->ns = proc_sb_info(sb)->pid_ns;
 	v->boottime_off = timens_add_boottime_ns(0);
-
-	err = nproc_add_cred(v, current_cred());
+	v->opener = get_cred(opener);
+	v->reader = get_pid(task_tgid(current));
+	err = nproc_view_rules(v, extack);
 	if (err)
-		goto out_restrict;
-	get_cred(v->cred[0]);
-	v->nheld = 1;
-	sock = sk->sk_socket;
-	/* A kernel socket has no file: its sender is its opener. */
-	if (sock && sock->file) {
-		err = nproc_add_cred(v, sock->file->f_cred);
-		if (err)
-			goto out_restrict;
-		if (v->ncred > v->nheld)
-			get_cred(v->cred[v->nheld++]);
-	}
-	return 0;
-
-out_restrict:
-	NL_SET_ERR_MSG(extack,
-		       "kernel.nproc_restrict=2: CAP_SYS_ADMIN in the procfs mount's user namespace is required");
-	nproc_view_release(v);
-	return err;
-out_put:
-	fput(v->procfs);
-	v->procfs = NULL;
+		nproc_view_release(v);
 	return err;
 }
 
 /*
  * The in-kernel benchmark's view: current's pid namespace and
- * credentials, no mount (hidepid=off).
+ * credentials, no mount (hidepid=off), no reader to check.
  */
 void nproc_view_init_bench(struct nproc_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->ns = get_pid_ns(task_active_pid_ns(current));
-	v->cred[0] = get_current_cred();
-	v->nheld = 1;
-	v->ncred = 1;
 	v->hide_pid = HIDEPID_OFF;
 	v->boottime_off = timens_add_boottime_ns(0);
 }
 
 /*
- * Before a chunk is filled: adds the credentials of current, which
- * receives the chunk, until nproc_view_enter() is called again.
+ * Before a chunk is built: current must be the one reader (the sender's
+ * thread group, with the opener's credentials), and the rules are read
+ * again.
  */
-int nproc_view_enter(struct nproc_view *v)
+int nproc_view_enter(struct nproc_view *v, struct netlink_ext_ack *extack)
 {
-	v->ncred = v->nheld;
-	return nproc_add_cred(v, current_cred());
+	if (v->opener && (current_cred() != v->opener ||
+			  task_tgid(current) != v->reader)) {
+		NL_SET_ERR_MSG(extack,
+			       "the reader is not the sender with the socket opener's credentials: nproc answers one reader");
+		return -EPERM;
+	}
+	return nproc_view_rules(v, extack);
 }
 
 void nproc_view_release(struct nproc_view *v)
 {
-	unsigned int i;
-
-	for (i = 0; i < v->nheld; i++)
-		put_cred(v->cred[i]);
-	v->nheld = 0;
-	v->ncred = 0;
+	put_cred(v->opener);
+	put_pid(v->reader);
+	v->opener = NULL;
+	v->reader = NULL;
 	if (v->procfs)
 		fput(v->procfs);
 	else if (v->ns)
@@ -203,8 +223,8 @@ void nproc_view_release(struct nproc_view *v)
 }
 
 /*
- * fs/proc/base.c has_pid_permissions() for current's credentials, with
- * the mount options @v took; @hide_min 0 asks for the ptrace check alone.
+ * fs/proc/base.c has_pid_permissions() for current, with the mount
+ * options @v read; @hide_min 0 asks for the ptrace check alone.
  */
 static bool nproc_pid_perms(const struct nproc_view *v,
 			    struct task_struct *task, int hide_min)
@@ -218,66 +238,85 @@ static bool nproc_pid_perms(const struct nproc_view *v,
 	return ptrace_may_access(task, PTRACE_MODE_READ_FSCREDS);
 }
 
-/*
- * nproc_pid_perms() for every credential of @v, each installed in turn:
- * ptrace_may_access() and in_group_p() read current_cred(). Installing
- * the credentials current already has changes nothing but costs two
- * atomic operations; that is skipped.
- */
-static bool nproc_check(const struct nproc_view *v, struct task_struct *task,
-			int hide_min)
-{
-	const struct cred *old;
-	unsigned int i;
-	bool ok = true;
+/* The /proc/PID files of NPROC_FILE_* bits, in bit order. */
+static const char *const nproc_file_names[] = {
+	"stat", "status", "statm", "cmdline",
+};
 
-	for (i = 0; ok && i < v->ncred; i++) {
-		if (v->cred[i] == current_cred()) {
-			ok = nproc_pid_perms(v, task, hide_min);
+/*
+ * Whether current may read each file of @files (NPROC_FILE_*) of @task,
+ * whose pid in the mount is @nr: ptrace_may_access() (and its LSM hook),
+ * else the files themselves, opened under the mount.
+ */
+static bool nproc_files_readable(const struct nproc_view *v,
+				 struct task_struct *task, pid_t nr, u8 files)
+{
+	char name[32];
+	struct file *f;
+	unsigned int i;
+
+	if (!same_thread_group(task, current) &&
+	    ptrace_may_access(task, PTRACE_MODE_READ_FSCREDS |
+				    PTRACE_MODE_NOAUDIT))
+		return true;
+	if (!v->procfs)
+		return false;
+	BUILD_BUG_ON(ARRAY_SIZE(nproc_file_names) != NPROC_FILES);
+	for (i = 0; i < NPROC_FILES; i++) {
+		if (!(files & BIT(i)))
 			continue;
-		}
-		old = override_creds(v->cred[i]);
-		ok = nproc_pid_perms(v, task, hide_min);
-		revert_creds(old);
+		snprintf(name, sizeof(name), "%d/%s", nr, nproc_file_names[i]);
+		f = file_open_root(&v->procfs->f_path, name,
+				   O_RDONLY | O_NOFOLLOW, 0);
+		if (IS_ERR(f))
+			return false;
+		fput(f);
 	}
-	return ok;
+	return true;
 }
 
 /*
- * What /proc on the view's mount shows of @task to every credential:
- * proc_pid_readdir() lists it unless has_pid_permissions(INVISIBLE)
- * fails; proc_pid_permission() lets its files be read unless
- * has_pid_permissions(NO_ACCESS) fails. /proc/PID/task/TID lies under
- * /proc/PID, so a thread (@thread) is judged by its group leader and is
- * hidden whenever the leader's directory is unreadable.
+ * What /proc on the view's mount shows of @task to current, for the
+ * files @files (NPROC_FILE_*) of the requested fields: proc_pid_readdir()
+ * lists it unless has_pid_permissions(INVISIBLE) fails; proc_pid_permission()
+ * lets its files be read unless has_pid_permissions(NO_ACCESS) fails, and
+ * the LSM check of nproc_files_readable() must pass. /proc/PID/task/TID
+ * lies under /proc/PID, so a thread (@thread) is judged by its group
+ * leader and is hidden whenever the leader's files are unreadable.
  */
 enum nproc_vis nproc_task_vis(const struct nproc_view *v,
-			      struct task_struct *task, bool thread)
+			      struct task_struct *task, bool thread, u8 files)
 {
 	struct task_struct *leader = task;
 	enum nproc_vis vis = NPROC_VIS_ALL;
+	pid_t nr;
 
-	/* hidepid=off (the default): listed and readable, no check at all */
-	if (v->hide_pid == HIDEPID_OFF)
-		return NPROC_VIS_ALL;
 	if (thread) {
 		rcu_read_lock();
 		leader = get_task_struct(READ_ONCE(task->group_leader));
 		rcu_read_unlock();
 	}
-	if (!nproc_check(v, leader, HIDEPID_INVISIBLE))
+	if (v->hide_pid != HIDEPID_OFF &&
+	    !nproc_pid_perms(v, leader, HIDEPID_INVISIBLE))
 		vis = NPROC_VIS_HIDDEN;
 	/* For invisible and ptraceable the two checks are the same one. */
 	else if (v->hide_pid == HIDEPID_NO_ACCESS &&
-		 !nproc_check(v, leader, HIDEPID_NO_ACCESS))
-		vis = thread ? NPROC_VIS_HIDDEN : NPROC_VIS_PID;
+		 !nproc_pid_perms(v, leader, HIDEPID_NO_ACCESS))
+		vis = NPROC_VIS_PID;
+	else if (files) {
+		nr = task_tgid_nr_ns(leader, v->ns);
+		if (!nr || !nproc_files_readable(v, leader, nr, files))
+			vis = NPROC_VIS_PID;
+	}
+	if (thread && vis == NPROC_VIS_PID)
+		vis = NPROC_VIS_HIDDEN;
 	if (thread)
 		put_task_struct(leader);
 	return vis;
 }
 
-/* fs/proc/base.c proc_pid_wchan()'s check, for every credential. */
+/* fs/proc/base.c proc_pid_wchan()'s check, for current. */
 bool nproc_may_read_wchan(const struct nproc_view *v, struct task_struct *task)
 {
-	return nproc_check(v, task, 0);
+	return nproc_pid_perms(v, task, 0);
 }
