@@ -4,7 +4,7 @@
 # last-level read misses per lookup, counted inside profile_loop only.
 # The simulated hierarchy is a fixed core (32 KiB L1d, 1 MiB L2), with
 # the L2 as the last level, so that counts compare across hosts (the
-# development machine is now a VM on an Intel Xeon with 48 KiB L1d and
+# development machine is a VM on an Intel Xeon with 48 KiB L1d and
 # 2 MiB L2): a "LL miss" is a line that comes from the shared L3 or DRAM,
 # what a cold lookup waits for. Valgrind does not simulate prefetches: a prefetched line is
 # counted as a miss of the load that uses it, so the counts say how many

@@ -1,7 +1,7 @@
 #!/bin/sh
 # parity.sh NPS [PS [NAME COL ARGS...]]: nps on the nproc source (forced: --source nproc, so
 # that a missing family fails instead of falling back to /proc) against
-# procps ps on a kernel with CONFIG_NPROC, for the options the issues name. Run it in
+# procps ps on a kernel with CONFIG_NPROC, for the option sets listed below. Run it in
 # the guest as every user whose view matters (root, then an unprivileged
 # uid): wchan and cmdline follow the reader's permissions.
 #
@@ -154,7 +154,7 @@ check "-eLf" 2 -eLf
 check "-eo list" 1 -eo pid,tid,ppid,uid,stat,vsz,rss,time,nlwp,comm,wchan
 check "-eo args,wchan" 1 -eo pid,args,wchan
 check "aux ww" 2 auxww
-# Issue 28's forms: BSD and tolerated spellings, formats, forests, threads,
+# More forms: BSD and tolerated spellings, formats, forests, threads,
 # sorting, selection by list. (-m and m are left out: they print a thread
 # line without a pid for this script's shell, whose state is racy.)
 check "ax u" 2 ax u

@@ -41,26 +41,24 @@
 //! the way at a rotating hand. A name looked up once (a task sleeping
 //! somewhere unusual) so takes the place of another such name, not of a hot
 //! entry: an entry used since it was inserted survives every insert until
-//! all of its set is in use. (CLOCK, second chance, was measured before:
-//! its eviction scan cleared the bits of the hot entries it passed, so a
-//! stream of one-off names evicted hot ones, about 4% of the lookups of the
-//! benchmark's wchan mix. A true LRU with per-hit timestamps before that:
-//! with a cold tail every insert forced the next hit on each hot entry to
-//! store, which across CPUs means bouncing lines.)
+//! all of its set is in use. (Not CLOCK, second chance: its eviction scan
+//! clears the bits of the hot entries it passes, so a stream of one-off
+//! names evicts hot ones. Not a true LRU with per-hit timestamps: with a
+//! cold tail every insert forces the next hit on each hot entry to store,
+//! which across CPUs means bouncing lines.)
 //!
 //! # Probe order: each address's own first way
 //!
 //! Two bits of an address's hash choose the way its probe starts from,
 //! and its insert scans the ways in the same order, so an address usually
 //! sits in the first way it probes: a hit compares one key, and the
-//! branch that tests it goes the same way for every hot address. Probing
-//! every set from way 0, the way a hot address sat in depended on the
-//! order the set was filled, and the branches of a stream of hot
-//! addresses were mispredicted 0.42 times a hit (callgrind's branch
-//! model, `kallsyms-bench profile --stream wchan-hot --algo cached`),
-//! 0.12 times in the address's own order; on the same host, alternating
-//! the two builds, a hit over the wchan mix's 64 hot functions went from
-//! 10.3 to 7.7 ns.
+//! branch that tests it goes the same way for every hot address. Were
+//! every set probed from way 0, the way a hot address sits in would
+//! depend on the order the set was filled, and that branch would go one
+//! way for some hot addresses and the other way for others, so a stream
+//! of hot addresses would mispredict it far more often (callgrind's
+//! branch model counts it: `valgrind --tool=callgrind --branch-sim=yes`
+//! on `kallsyms-bench profile --stream wchan-hot --algo cached`).
 //!
 //! # Admission: names are cached on their second miss
 //!
@@ -76,10 +74,7 @@
 //! before (its tag still in its slot) is inserted; a first miss leaves its
 //! tag with a plain store. A hot address so costs
 //! one miss more, once; a one-off costs a load and a store instead of an
-//! insert, and evicts nothing. Alternating the two builds over the wchan
-//! mix (`kallsyms-bench profile`, 600,000 lookups, 25 rounds each) took
-//! it from 25.9/37.0 to 22.4/31.9 ns (minimum/median) on a noisy host;
-//! callgrind counts 186 -> 167 instructions a lookup.
+//! insert, and evicts nothing.
 //!
 //! There are no hit/miss counters: a shared counter would be a store to
 //! one line from every CPU on every hit, the contention this design avoids.
@@ -91,17 +86,18 @@
 //! [`SHORT_NAME_MAX`] bytes;
 //! the second, read and written only for a longer name, the rest of one
 //! of up to [`MEDIUM_NAME_MAX`]; the third, only for a name longer still,
-//! the rest of one of up to [`CACHE_NAME_MAX`]. One line per entry held
-//! 39 bytes, and one text symbol in twenty has a longer name (5.2% of the
-//! 121k of a 6.18 x86_64 `/proc/kallsyms`; 0.15% are longer than 55
-//! bytes, none than 103): in the benchmark's wchan mix three of 64 hot
-//! functions were never cached, 13% of all lookups. Two lines held 103,
-//! and Rust-enabled kernels (the only ones the shim loads into) have
-//! longer v0-mangled names: 84 of the 21,580 text symbols of the UML 7.3
-//! test kernel, 3 longer than 167 (the longest 324); one of the in-kernel
-//! benchmark's 64 hot functions there had a name of 125 bytes and missed
-//! on every lookup. Names longer than [`CACHE_NAME_MAX`] bytes are not
-//! cached (the lookup is still answered, from the index).
+//! the rest of one of up to [`CACHE_NAME_MAX`]. Why three: one line
+//! holds 39 bytes, and one text symbol in twenty has a longer name (5.2%
+//! of the 121k of a 6.18 x86_64 `/proc/kallsyms`; 0.15% are longer than
+//! 55 bytes, none than 103): with one line per entry, three of the 64 hot
+//! functions of the benchmark's wchan mix are never cached, 13% of all
+//! its lookups. Two lines hold 103, and Rust-enabled kernels (the only
+//! ones the shim loads into) have longer v0-mangled names: 84 of the
+//! 21,580 text symbols of the UML 7.3 test kernel, 3 longer than 167 (the
+//! longest 324); with two lines, one of the in-kernel benchmark's 64 hot
+//! functions there, a name of 125 bytes, misses on every lookup. Names
+//! longer than [`CACHE_NAME_MAX`] bytes are not cached (the lookup is
+//! still answered, from the index).
 
 use core::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU64, Ordering};
 

@@ -95,7 +95,7 @@ enum Command {
         /// names (name -> address, with mainline or fast).
         #[arg(long, default_value = "uniform")]
         stream: String,
-        /// mainline, fast, cached, or a core-only index layout: current, tree (27bbf0a), buckets (7da9f19).
+        /// mainline, fast, cached, or a core-only index layout: current, tree (16-ary search tree), buckets (equal address buckets).
         #[arg(long, default_value = "fast")]
         algo: String,
         /// Lookups to run, cycling over the stream (0: the setup alone).

@@ -399,7 +399,7 @@ fn bench_records_a_dated_results_file() {
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     let name = &files[0];
-    // 2026-12-03T142501Z-userspace.json
+    // YYYY-MM-DDTHHMMSSZ-userspace.json
     assert!(
         name.ends_with("Z-userspace.json") && name.len() == 33,
         "{name}"

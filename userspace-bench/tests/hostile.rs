@@ -1,5 +1,5 @@
-//! Hostile and odd inputs to `kallsyms-bench`, one test per case of the
-//! hostile-input issue: each gets the kernel's answer or an error naming
+//! Hostile and odd inputs to `kallsyms-bench`, one test per case: each
+//! gets the kernel's answer or an error naming
 //! the file and line (or field), in bounded time and memory, and nothing is
 //! written outside the directory the user named.
 

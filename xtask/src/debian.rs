@@ -1,5 +1,5 @@
 //! `cargo xtask debian-shim-test`: kmod-shim in Debian's own, unmodified
-//! Rust-enabled kernel (issue 27).
+//! Rust-enabled kernel.
 //!
 //! 1. A private apt configuration (its own sources list, lists and cache
 //!    under `$KFAST_CACHE/debian/apt`; the system's sources are not
@@ -32,13 +32,13 @@
 //!    kernel's, and at least 99.5% of the module answers.
 //!
 //! The guest's two vCPUs run in one host thread (`-accel
-//! tcg,thread=single`). Under QEMU's default multi-threaded TCG, one
-//! run of 2026-12-04 died on a livepatch transition: `Oops: int3` at
-//! `__schedule+0xa4` on both CPUs at once, the site of the kernel's own
+//! tcg,thread=single`). Under QEMU's default multi-threaded TCG, a run
+//! can die on a livepatch transition: `Oops: int3` at `__schedule+0xa4`
+//! on both CPUs at once, the site of the kernel's own
 //! `klp_sched_try_switch` static key that every transition pokes through
-//! `text_poke_bp`; the int3 was still executed after the poke was over.
-//! Not proven, but taken for multi-threaded TCG's cross-vCPU handling of
-//! modified code (the shim's code was not on either stack); one TCG
+//! `text_poke_bp`, the int3 still executed after the poke is over. Not
+//! proven, but taken for multi-threaded TCG's cross-vCPU handling of
+//! modified code (the shim's code is on neither stack); one TCG
 //! thread orders the poke and the vCPUs, keeps two CPUs for the contexts
 //! test and leaves the second host core to the steps beside it.
 //!
@@ -100,8 +100,8 @@ pub struct Options {
     /// Hard timeout for the QEMU guest, in seconds.
     #[arg(long, value_name = "SECS", default_value = "1500", value_parser = crate::secs)]
     timeout: Duration,
-    /// Load/unload cycles (init.sh's step 4): the issue's 20, as the 6.12
-    /// suite runs them (`cargo xtask test` runs the boot beside other
+    /// Load/unload cycles (init.sh's step 4): 20, as the 6.12 suite runs
+    /// them (`cargo xtask test` runs the boot beside other
     /// suites: xtask/src/schedule.rs).
     #[arg(long, value_name = "N", default_value_t = 20)]
     cycles: u32,

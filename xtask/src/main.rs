@@ -29,7 +29,7 @@
 //!   unloads and failed loads.
 //! - `nproc-uml-test`: nproc's guest suites on that UML kernel (parity
 //!   with /proc per procfs mount, access rules, storms, fuzzing).
-//! - `nproc-bench`: issue 12's benchmark on that kernel in QEMU TCG
+//! - `nproc-bench`: the nproc benchmark on that kernel in QEMU TCG
 //!   (`/bin/ps` vs `nps`, /proc vs nproc, ~5,000 tasks, `--dumps N`).
 //! - `tcg-blocks`: QEMU TCG's blocks translated or executed per function,
 //!   from its `in_asm` or `exec` log.
@@ -157,7 +157,7 @@ enum Cmd {
     /// The nproc suites on the patched UML kernel: /proc parity,
     /// permissions, pid namespaces, fork storms, bad and random requests.
     NprocUmlTest(nproc_uml::Options),
-    /// Issue 12's benchmark on the patched kernel in QEMU TCG: /bin/ps vs
+    /// The nproc benchmark on the patched kernel in QEMU TCG: /bin/ps vs
     /// nps, /proc vs nproc, ~5,000 tasks, N interleaved rounds of one dump each.
     NprocBench(nproc_bench::Options),
     /// QEMU TCG's blocks translated or executed per function, from a

@@ -1,4 +1,5 @@
-//! `cargo xtask nproc-bench`: issue 12's benchmark, in the QEMU guest.
+//! `cargo xtask nproc-bench`: the nproc benchmark (docs/nproc-bench.md),
+//! in the QEMU guest.
 //!
 //! The patched x86_64 kernel (`CONFIG_NPROC=y`), configured as `fast-test`
 //! configures it but as a distribution kernel is built: without lock
@@ -16,14 +17,14 @@
 //! field of every task against /proc, processes and threads: this kernel
 //! puts numbers in runs, which the UML suites' kernel does not), then N
 //! rounds, each a full dump to /dev/null of `/bin/ps ARGS` and `nps ARGS`
-//! for the issue's five forms (`ax`, `aux`, `-ef`, `-eLf`, `-eo COLS`
+//! for five forms (`ax`, `aux`, `-ef`, `-eLf`, `-eo COLS`
 //! with wchan), and the raw collections (a reader
 //! of every `/proc/PID/stat` + `wchan`, and one of stat's fields + wchan
 //! through nproc, in one binary so that both pay the same start-up), and
 //! `nps --version` (what a dump pays to start) in turn:
 //! interleaved, so that the host's load drifting over a run (TCG shares
-//! its cores; one run of 10 dumps per command moved the ratios by 20%)
-//! weighs on every command alike. Every round times each command twice:
+//! its cores, and a run's ratios move with it) weighs on every command
+//! alike. Every round times each command twice:
 //! in the default layout, and with address space layout randomization off
 //! (the `@fixed` rows; [`FIXED`] says why both). Then one run each under
 //! the tracer, counting syscalls and slab allocations.
@@ -48,17 +49,14 @@
 //! runs here. It costs one more x86_64 build on a fresh machine.
 //!
 //! N: under TCG on this (shared, 2-core) machine, on this kernel, one
-//! `/bin/ps ax` dump of this population takes 1.6-2.0 s, and one round of
-//! the first seven commands (ax and -eo only) in both layouts took about
-//! 8 s; what every run paid regardless of N (boot, `ksym_many`, the
-//! population, parity, the two counting runs of each command) was about a
-//! minute. `aux`, `-ef` and `-eLf` add three /bin/ps dumps per layout to a
-//! round and six commands to warm up and count, so expect roughly 20 s a
-//! round and a minute and a half fixed (not yet timed). So `cargo xtask
-//! test` runs [`DEFAULT_DUMPS`] dump per command, the least that still
-//! times every command; `--dumps 10` took 126 s on 2026-12-01, with the
-//! seven (the timeout grows with N). The issue's full count is `--dumps
-//! 100`.
+//! `/bin/ps ax` dump of this population takes seconds, so every dump per
+//! command adds a round of all thirteen commands in both layouts to a
+//! run, on top of what every run pays regardless of N (boot, `ksym_many`,
+//! the population, parity, the counting runs of each command). So `cargo
+//! xtask test` runs [`DEFAULT_DUMPS`] dump per command, the least that
+//! still times every command (the timeout grows with N); the step's wall
+//! time is in bench/results/ `test-steps` files. The benchmark's full
+//! count is `--dumps 100`.
 
 use crate::env::Flavor;
 use crate::{console, env, guest_clock, initramfs, kernel, modules, qemu, results, run, Result};
@@ -120,7 +118,7 @@ const PROCPS: &str = "/bin/ps";
 /// Command-line options of `nproc-bench`.
 #[derive(clap::Args, Debug)]
 pub struct Options {
-    /// Full dumps per command (the issue's benchmark is 100).
+    /// Full dumps per command (the full benchmark is 100).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_DUMPS,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub dumps: u32,
@@ -200,7 +198,7 @@ struct Row {
 const COMMANDS: [(&str, &str); 13] = [
     ("ps-ax", "/bin/ps ax"),
     ("nps-ax", "nps ax"),
-    // The issue's other forms: BSD's user format, SysV's full format, and
+    // The other forms: BSD's user format, SysV's full format, and
     // the full format per thread (a line per task, ~5,000, where the
     // others list the ~4,000 processes).
     ("ps-aux", "/bin/ps aux"),
@@ -736,7 +734,7 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("ratio proc-raw / nproc-raw: wall 6.0x"), "{t}");
-        // The issue's other forms: rows and ratios of their own.
+        // The other forms: rows and ratios of their own.
         assert!(
             t.contains(
                 "| `/bin/ps -eLf` | 2 | 15000.0 | 3000.0 | 9000.0 | 22.56 (90000) | 30.08 (120000) |"
@@ -828,7 +826,7 @@ mod tests {
         );
         let bad = GOOD.replace("time ps-ax 2 20000000 4000000 12000000\n", "");
         assert_eq!(check(&parse(&bad), 2, Clock::Host).len(), 1);
-        // The issue's other forms are required as the first two are.
+        // The other forms are required as the first two are.
         let bad = GOOD.replace("time nps-aux 2 8000000 2000000 5000000\n", "");
         // Its counts made the row: no timing shows as no dumps.
         assert_eq!(

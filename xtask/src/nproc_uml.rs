@@ -1,4 +1,4 @@
-//! `cargo xtask nproc-uml-test`: issue 12's guest suites for the `nproc`
+//! `cargo xtask nproc-uml-test`: the guest suites of the `nproc`
 //! family, on the patched User-Mode Linux kernel `fast-uml-test` builds
 //! (`$KFAST_CACHE/fast-uml-build`, `CONFIG_NPROC=y`; the same tree,
 //! configuration and build: nothing is rebuilt when that step ran).

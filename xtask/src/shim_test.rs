@@ -321,13 +321,12 @@ pub(crate) struct Suite<'a> {
 }
 
 /// How many of the module answers the mirror must get right on a
-/// distribution kernel's capture (issue 27's bar). On the project's own
-/// 6.12 kernels guest-test requires all; on Debian's 7.3 the regions are
+/// distribution kernel's capture. On the project's own 6.12 kernels
+/// guest-test requires all; on Debian's 7.3 the regions are
 /// derived from `/proc/modules`' total and the sections' starts, and the
 /// size of the last section of a region (`.static_call_sites`,
 /// `.orc_unwind_ip`) is not visible there, so a few pages of some
-/// regions' ends are estimated (99.60% of module answers exact on the
-/// first capture).
+/// regions' ends are estimated.
 const MODULE_EXACT_PERCENT: f64 = 99.5;
 
 /// The mirror against the kernel on the guest's capture in `mirror`: the

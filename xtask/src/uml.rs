@@ -219,10 +219,10 @@ impl Uml {
 /// sizes them at run time since 6.14 (7.3's tree has no such line and
 /// is left alone). UML's `thread_info`, which holds one such buffer,
 /// sits on the kernel stack: `xtask/configs/uml.config` gives 32 KiB stacks
-/// (`KERNEL_STACK_ORDER=3`) so that 11 KiB of it leave room. (Using the
-/// legacy FXSAVE registers instead, as UML does on a host without
-/// XSAVE, was tried here: busybox's `/init` then died in glibc's start-up
-/// on the AMX host.)
+/// (`KERNEL_STACK_ORDER=3`) so that 11 KiB of it leave room. (The legacy
+/// FXSAVE registers, which UML uses on a host without XSAVE, are no way
+/// out: with them busybox's `/init` dies in glibc's start-up on the AMX
+/// host.)
 fn host_fpu_fix(tree: &Path) -> Result<()> {
     let file = tree.join("arch/x86/um/user-offsets.c");
     let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;

@@ -22,16 +22,17 @@
 //! last of the block's addresses not above the address: one line of
 //! `kallsyms_offsets`, ranked the same way.
 //!
-//! The slot table replaced a 16-ary search tree over the keys (commit
-//! 27bbf0a), whose lookup ranked one node per level, four levels on a
-//! 122k-symbol kernel, each waiting for the one above: the slot is one
-//! load computed from the address, and the keys it points to the only
-//! node. In the same process and on the same stream the slot table took
-//! a cold core lookup from 124 to 84 ns (`cargo run --release -p
-//! userspace-bench`, rows "core only"), for a quarter of a byte more
-//! per symbol; four slots per block instead of one, so that three
-//! independent compares replace the rank, made the cached streams 5-10%
-//! faster again for three quarters of a byte more.
+//! Why a slot table and not a search tree over the keys: a 16-ary tree
+//! ranks one node per level, four levels on a 122k-symbol kernel, each
+//! waiting for the one above; the slot is one load computed from the
+//! address, and the keys it points to the only node. One slot per block
+//! costs a quarter of a byte per symbol; four, so that three independent
+//! compares replace the rank for almost every address, a byte. The
+//! userspace benchmark keeps the other two layouts, the tree and address
+//! buckets (`userspace-bench/src/bench/layouts/`), and times all three in
+//! one process on the same stream (`cargo run --release -p
+//! userspace-bench`, the rows "core only"); the measurements are in the
+//! `userspace` files of bench/results/.
 //!
 //! Beside the keys, the index keeps the byte offset in `kallsyms_names` of
 //! every block's first record (and one past the last record). As soon as
@@ -41,16 +42,16 @@
 //! record is one of them. A cold lookup so waits for one round of cache
 //! misses (the offsets line, with the record and delta lines in flight
 //! beside it) after the slot and its keys (a byte and a quarter of a
-//! byte per symbol: they stay in the cache). An earlier tree layout waited
-//! for two rounds: the offsets line, then, once the position was known,
-//! the record. Address buckets (the layout before that) also waited for
-//! two: the bucket, then the offsets and the record.
+//! byte per symbol: they stay in the cache). Without the record offsets
+//! a lookup waits for two rounds: the offsets line, then, once the
+//! position is known, the record; address buckets wait for two as well:
+//! the bucket, then the offsets and the record.
 //!
 //! Why slots of blocks and not address buckets of symbols: kernel
 //! symbols are anything but evenly spread: with `CONFIG_KALLSYMS_ALL`,
 //! one 4 KiB page of `.data.once` holds over a thousand one-byte
 //! `__already_done.N` flags. On a 6.12 UML defconfig a lookup of a
-//! uniformly drawn symbol landed in an equal address bucket of 42
+//! uniformly drawn symbol lands in an equal address bucket of 42
 //! candidates on average, a binary search of 5-6 dependent loads over
 //! several lines of `kallsyms_offsets`. A slot spans keys, one per 16
 //! symbols: those thousand flags are some 63 keys in four lines, six
@@ -91,8 +92,9 @@ pub const FAN: usize = 16;
 
 /// Radix slots per leaf block, at most: the slot table then costs at most
 /// four `u32` per 16 symbols (a byte per symbol), and almost every slot
-/// spans fewer than `NEAR` (4) blocks. One slot per block measured no
-/// faster on a cold stream and 5-10% slower on the cached ones.
+/// spans fewer than `NEAR` (4) blocks, so that a lookup compares three
+/// keys at once instead of ranking 16: the cached streams gain by it,
+/// the cold one is no slower.
 pub const SLOTS_PER_BLOCK: usize = 4;
 
 /// Keys a lookup compares at once when its slot spans fewer than this
@@ -130,9 +132,9 @@ pub struct AddrIndexLayout {
     /// byte offset in `kallsyms_names` of each block's first record, then
     /// the end of the last record.
     pub rec_start: usize,
-    /// Number of `u32` words: keys, slot table and record offsets (the
-    /// storage's historical name: it held address buckets before the
-    /// keys).
+    /// Number of `u32` words: keys, slot table and record offsets (named
+    /// `bucket_words` in every user of the layout, though it holds no
+    /// buckets).
     pub bucket_words: usize,
     /// Number of `u16` name deltas (one per symbol).
     pub delta_words: usize,
@@ -212,7 +214,7 @@ impl AddrIndexLayout {
 
 /// Most lines of a block's name records [`AddrIndex`] prefetches: 16
 /// records of a C kernel take 150-250 bytes (3-5 lines); a block of long
-/// Rust names past this is fetched on demand, as before.
+/// Rust names past this is fetched on demand, as without a prefetch.
 pub const RECORD_LINES: usize = 8;
 
 /// The positions `lo..hi` a lookup searches, and the address of position
@@ -332,8 +334,8 @@ fn rank_from_first<T: Copy>(node: &[T; FAN], le: impl Fn(usize, T) -> bool) -> u
 /// How many of the sorted `keys` are not above `q`, the first one known
 /// not to be: [`rank_from_first`] for a slice of any length, a
 /// branchless binary search of `ceil(log2(len))` steps (the halving of
-/// [`upper_bound`], over keys; one loop for both cost the hot path 4 to 7
-/// instructions per lookup, by callgrind, through inlining).
+/// [`upper_bound`], over keys; one loop for both would cost the hot path
+/// 4 to 7 instructions per lookup, by callgrind, through inlining).
 #[inline]
 fn rank_keys_from_first(keys: &[u32], q: u32) -> usize {
     // Invariant: the last key not above q is at base..base + len.

@@ -8,7 +8,8 @@
 //! than a slot is copied from the table, out of line: C-only kernels have
 //! none (the longest is about 10 bytes), but a Rust-enabled one has crate
 //! hashes such as `Cs2DxGA1hvVcO_4core` (19 bytes, in 3% of the symbols of
-//! a 6.12 UML defconfig), whose names took the kernel's whole walk before.
+//! a 6.12 UML defconfig): copied out of line, their names need no fall
+//! back to the kernel's whole walk.
 //! The output is identical.
 
 use crate::name::{expand_symbol_into, NameBuf};

@@ -35,7 +35,7 @@ use workloads::Rng;
 
 /// The embedded fallback table: `/proc/kallsyms` of the machine this project
 /// was developed on (Linux 6.18.44 x86_64 SMP, 122,132 symbols, no modules),
-/// captured as root on 2026-11-30 and gzip-compressed.
+/// captured as root and gzip-compressed.
 const SAMPLE: &[u8] = include_bytes!("../../data/sample-kallsyms.gz");
 
 /// Options of the subcommand.

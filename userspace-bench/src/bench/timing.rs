@@ -5,9 +5,10 @@
 //! case, so that each row is its algorithm's steady state (what a caller
 //! that resolves many addresses in a row, a profiler, sees) and does not
 //! depend on the row before it. Timed straight after the previous row, a
-//! row paid for refilling the caches that row had evicted: the same
-//! lookup measured 81.0 ns as `kallsyms-fast` right after `mainline 6.12`
-//! and 66.8 ns two rows later as `core only: current layout`.
+//! row would pay for refilling the caches that row evicted: the same fast
+//! lookup would time slower as `kallsyms-fast`, right after
+//! `mainline 6.12`'s walks, than two rows later as
+//! `core only: current layout`.
 
 use std::hint::black_box;
 use std::time::Instant;

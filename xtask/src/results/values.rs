@@ -35,8 +35,9 @@ pub fn bench(table: &Value, v: &mut Values) {
             }
         }
         // Times: whole nanoseconds (`_ns`, rounded) and hundredths
-        // (`_cns`), which the kernel prints since a cache hit took 7 ns
-        // and whole nanoseconds made its ratio move by a seventh.
+        // (`_cns`), which the kernel prints because a cache hit takes a
+        // few nanoseconds, and whole ones would move its ratio by a
+        // seventh or more.
         for col in ["stock", "fast", "cached"] {
             if let Some(ns) = row[format!("{col}_ns")].as_f64().filter(|n| *n >= 0.0) {
                 v.insert(format!("bench.{case}.{col}_ns"), ns.round() as u64);

@@ -1,6 +1,7 @@
-//! The bucketed address index of commit 7da9f19, copied unchanged but
-//! for its imports, for same-process A/B timing against the current
-//! layout.
+//! The address index as equal address buckets of symbols:
+//! `kallsyms_fast::fast::addr_index` as it was with this layout,
+//! unchanged but for its imports and the wording of its comments, for
+//! same-process A/B timing against the current layout.
 //!
 //! Address -> position index over `kallsyms_offsets`, and record offsets
 //! that replace the walk of up to 255 name records.
@@ -235,8 +236,8 @@ impl<'a> AddrIndex<'a> {
         // Read the first record's header now, so that its load can overlap
         // the search over `kallsyms_offsets` below instead of following it
         // (the answer is almost always this record or one a few bytes on).
-        // Measured on shuffled cold lookups: 199-214 ns against 214-231 ns
-        // without it, within the noise of this machine.
+        // On shuffled cold lookups the gain is within the noise of the
+        // development machine.
         let first_header = lo_off.and_then(|o| t.names.get(o).copied());
         // Last position in range_lo..=range_hi with address <= addr.
         let upper = partition_point(t, range_lo, range_hi + 1, |a| a <= addr);

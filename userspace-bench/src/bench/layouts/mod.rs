@@ -1,12 +1,13 @@
 //! Same-process A/B of the core address index: the current layout
-//! (`kallsyms_fast::fast::addr_index`) against bench-only copies of two
-//! earlier ones, on the same tables, the same token slots and the same
-//! address stream, timed round-robin by [`super::timing::measure`]:
+//! (`kallsyms_fast::fast::addr_index`) against bench-only copies of the
+//! two layouts it is chosen over, on the same tables, the same token
+//! slots and the same address stream, timed round-robin by
+//! [`super::timing::measure`]:
 //!
-//! - [`tree_27bbf0a`]: the 16-ary search tree of commit 27bbf0a, which
+//! - [`tree_27bbf0a`]: a 16-ary search tree over the blocks' keys, which
 //!   routes from a top node down four levels on a 122k-symbol table
 //!   where the current layout reads one radix slot and one level;
-//! - [`buckets_7da9f19`]: the equal address buckets of commit 7da9f19.
+//! - [`buckets_7da9f19`]: equal address buckets of symbols.
 //!
 //! The copies serve no answer outside the benchmark; [`Layouts::new`]
 //! checks that they answer as the current index on the stream before
@@ -25,9 +26,9 @@ use kallsyms_mirror::{SymbolPos, KSYM_NAME_LEN};
 pub enum Layout {
     /// The kernel crate's index.
     Current,
-    /// 27bbf0a's tree.
+    /// The 16-ary search tree ([`tree_27bbf0a`]).
     Tree,
-    /// 7da9f19's buckets.
+    /// The equal address buckets ([`buckets_7da9f19`]).
     Buckets,
 }
 
@@ -55,7 +56,7 @@ impl Layout {
     }
 }
 
-/// The earlier layouts' storage, built over a mirror's tables.
+/// The other two layouts' storage, built over a mirror's tables.
 pub struct Layouts<'m> {
     m: &'m Mirror,
     tree: (tree_27bbf0a::AddrIndexLayout, Vec<u32>, Vec<u16>),
@@ -63,7 +64,7 @@ pub struct Layouts<'m> {
 }
 
 impl<'m> Layouts<'m> {
-    /// Builds both earlier indexes and checks every layout against the
+    /// Builds both other indexes and checks every layout against the
     /// current one on `streams`.
     pub fn new(m: &'m Mirror, streams: &[&[u64]]) -> Result<Self, String> {
         let f = m.fast();

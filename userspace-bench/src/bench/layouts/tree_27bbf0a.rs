@@ -1,6 +1,7 @@
-//! The address index of commit 27bbf0a (a 16-ary search tree searched
-//! from a top node of at most 16 keys), copied unchanged but for its
-//! imports, for same-process A/B timing against the current layout.
+//! The address index as a 16-ary search tree searched from a top node
+//! of at most 16 keys: `kallsyms_fast::fast::addr_index` as it was with
+//! this layout, unchanged but for its imports and the wording of its
+//! comments, for same-process A/B timing against the current layout.
 //!
 //! Address -> position index over `kallsyms_offsets`, and record offsets
 //! that replace the walk of up to 255 name records.
@@ -34,15 +35,14 @@
 //! misses (the offsets line, with the record and delta lines in flight
 //! beside it) after the tree, whose upper levels (1/16 and 1/256 of the
 //! table) and level 0 (a 64-byte line per 256 symbols) stay in the cache.
-//! The tree layout before this one waited for two rounds: the offsets
-//! line, then, once the position was known, the record. Address buckets
-//! (the layout before that) also waited for two: the bucket, then the
-//! offsets and the record.
+//! Without the record offsets a lookup waits for two rounds: the offsets
+//! line, then, once the position is known, the record. Address buckets
+//! wait for two as well: the bucket, then the offsets and the record.
 //!
 //! Why a tree and not address buckets: kernel symbols are anything but
 //! evenly spread: with `CONFIG_KALLSYMS_ALL`, one 4 KiB page of
 //! `.data.once` holds over a thousand one-byte `__already_done.N` flags.
-//! On a 6.12 UML defconfig a lookup of a uniformly drawn symbol landed in
+//! On a 6.12 UML defconfig a lookup of a uniformly drawn symbol lands in
 //! an equal address bucket of 42 candidates on average, a binary search
 //! of 5-6 dependent loads over several lines. The tree's cost does not
 //! depend on density.
