@@ -97,7 +97,7 @@ suite fuzz nproc-guest fuzz --count "${FUZZ_COUNT:-100000}" --seed "${SEED:-1}"
 # the syscall-free loop is what tells the per-task cost). More tasks
 # first, so that the pass is not a few dozen kernel threads: 1,000
 # sleeping processes. Field sets: "base" (all but the expensive wchan
-# and cmdline), what `nps ax` and the issue's `nps -eo ...,wchan` ask
+# and cmdline), what `nps ax` and `nps -eo ...,wchan` ask
 # for, and everything.
 # bench LABEL SCOPE FIELDS: one line "LABEL: <the kernel's report>".
 bench() {
