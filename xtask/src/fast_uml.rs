@@ -105,7 +105,10 @@ pub(crate) fn kernel() -> Uml {
     Uml::from_options(&uml::BuildOptions {
         tree: Some(env::patched_src()),
         build: Some(env::cache_dir().join("fast-uml-build")),
-        fragments: vec![env::repo_root().join("xtask/configs/fast-kernel.config")],
+        fragments: vec![
+            env::repo_root().join("xtask/configs/fast-kernel.config"),
+            env::repo_root().join("xtask/configs/nproc-lsm.config"),
+        ],
     })
 }
 

@@ -12,6 +12,7 @@ mod ns;
 mod parity;
 mod procfs;
 mod reader;
+mod smack;
 mod storm;
 
 use clap::{Parser, Subcommand};
@@ -100,6 +101,12 @@ enum Cmd {
         /// An empty directory to mount procfs instances under.
         #[arg(long, default_value = "/tmp/reader")]
         scratch: PathBuf,
+    },
+    /// nproc against /proc under Smack labels (see smack.rs).
+    Smack {
+        /// The unprivileged uid of the reader.
+        #[arg(long, default_value_t = 1000)]
+        uid: u32,
     },
     /// The setuid-root program of the reader suite: sends a request on an
     /// inherited socket; exit status 0 when the kernel refuses it.
@@ -509,6 +516,14 @@ fn main() -> ExitCode {
                 "reader",
                 &fails,
                 "one reader, per-task LSM check, rules per chunk, restrict levels, gid=",
+            )
+        }
+        Cmd::Smack { uid } => {
+            let fails = smack::run(uid);
+            verdict(
+                "smack",
+                &fails,
+                "a Secret task's values exactly where /proc lets a Reader open them",
             )
         }
         Cmd::SendAsHelper {

@@ -504,8 +504,9 @@ fn landlock_per_task(fails: &mut Vec<String>) {
 
 /// One dump as uid `uid` through the procfs at `root`, during which
 /// `change` runs (as root) once the first task is read; returns the
-/// number of root's tasks read before the change and after
-/// [`SKIP_AFTER_CHANGE`] tasks past it.
+/// number of others' tasks (listed at all, values or not) read before
+/// the change and after [`SKIP_AFTER_CHANGE`] tasks past it, and the
+/// number of tasks in all.
 fn dump_across(
     uid: u32,
     root: &Path,
@@ -532,7 +533,9 @@ fn dump_across(
             let (mut before, mut after, mut i, mut at) = (0usize, 0usize, 0usize, None);
             let r = c.for_each_task(&request(&["tgid", "euid", "cmdline"]), |t| {
                 i += 1;
-                let is_root = euid(&t) == Some(0);
+                // Not this reader's own process: root's, under every
+                // rule here (listed, or sent with values).
+                let is_root = tgid(&t) != Some(u64::from(std::process::id()));
                 match at {
                     None => {
                         before += usize::from(is_root);
@@ -601,7 +604,7 @@ fn set_restrict(level: u32) -> Result<(), String> {
 type Step<'a> = Box<dyn FnOnce() -> Result<(), String> + 'a>;
 
 /// A remount with hidepid=invisible, then kernel.nproc_restrict=1, in the
-/// middle of a dump on a hidepid=off mount: root's tasks stop coming.
+/// middle of a dump on a hidepid=off mount: no task but the reader's own comes.
 fn change_during_dump(uid: u32, plain: &Path, fails: &mut Vec<String>) {
     let remount = |opts: &'static str| {
         move || mount_proc(plain, opts, true).map_err(|e| format!("remount {opts}: {e}"))
@@ -621,15 +624,15 @@ fn change_during_dump(uid: u32, plain: &Path, fails: &mut Vec<String>) {
     for (what, change, undo) in cases {
         match dump_across(uid, plain, change) {
             Ok((before, after, total)) => {
-                println!("reader: {what} during a dump: {before} of root's tasks before, {after} after, {total} tasks in all");
+                println!("reader: {what} during a dump: {before} of others' tasks before, {after} after, {total} tasks in all");
                 if before == 0 {
                     fails.push(format!(
-                        "{what}: the first task was not root's: nothing compared"
+                        "{what}: the first task was the reader's own: nothing compared"
                     ));
                 }
                 if after > 0 {
                     fails.push(format!(
-                        "{what}: {after} of root's tasks sent after the change"
+                        "{what}: {after} of others' tasks sent after the change"
                     ));
                 }
             }
