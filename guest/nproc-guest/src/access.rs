@@ -217,8 +217,14 @@ const LANDLOCK_ACCESS_FS_READ_DIR: u64 = 1 << 3;
 /// Restricts this process with a Landlock ruleset that handles reading
 /// files and directories and allows none.
 pub(crate) fn restrict_landlock() -> Result<(), String> {
+    restrict_landlock_fs(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+}
+
+/// Restricts this process with a Landlock ruleset that handles the
+/// filesystem rights `handled` and allows none of them.
+pub(crate) fn restrict_landlock_fs(handled: u64) -> Result<(), String> {
     let attr = RulesetAttr {
-        handled_access_fs: LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
+        handled_access_fs: handled,
     };
     // SAFETY: landlock_create_ruleset(2) reads `attr` (its size given);
     // prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self(2) change only

@@ -48,26 +48,38 @@ pub fn run(uid: u32, suid: &Path, scratch: &Path) -> Vec<String> {
     let invisible = scratch.join("invisible");
     let plain = scratch.join("plain");
     let gid = scratch.join("gid");
-    for (dir, opts) in [
-        (&invisible, "hidepid=invisible"),
-        (&plain, "hidepid=off"),
-        (&gid, "hidepid=invisible,gid=4321"),
-    ] {
+    let modes = ["off", "noaccess", "invisible", "ptraceable"].map(|m| (scratch.join(m), m));
+    let mut mounts = vec![
+        (plain.clone(), "hidepid=off".to_string()),
+        (gid.clone(), "hidepid=invisible,gid=4321".to_string()),
+    ];
+    mounts.extend(
+        modes
+            .iter()
+            .map(|(d, m)| (d.clone(), format!("hidepid={m}"))),
+    );
+    for (dir, opts) in &mounts {
         if let Err(e) = mount_proc(dir, opts, false) {
             return vec![format!("mount proc {opts} at {}: {e}", dir.display())];
         }
     }
     let sleepers = long_sleepers(SLEEPERS);
     in_child("inherited", &mut fails, |f| inherited(uid, f));
-    in_child("scm-rights", &mut fails, |f| scm_rights(uid, f));
     in_child("setuid-helper", &mut fails, |f| {
         setuid_helper(uid, suid, &invisible, f)
     });
-    in_child("setuid-exec-reader", &mut fails, |f| {
-        setuid_exec_reader(uid, &invisible, f)
-    });
+    // A reader other than the sender, under each hidepid= mode.
+    for (dir, mode) in &modes {
+        in_child(&format!("scm-rights-{mode}"), &mut fails, |f| {
+            scm_rights(uid, dir, f)
+        });
+        in_child(&format!("setuid-exec-reader-{mode}"), &mut fails, |f| {
+            setuid_exec_reader(uid, dir, f)
+        });
+    }
     in_child("landlock-after-open", &mut fails, landlock_after_open);
     in_child("landlock-per-task", &mut fails, landlock_per_task);
+    in_child("landlock-scoped-wchan", &mut fails, landlock_scoped_wchan);
     change_during_dump(uid, &plain, &mut fails);
     restrict_levels(uid, &mut fails);
     gid_option(uid, &gid, &mut fails);
@@ -261,7 +273,7 @@ fn recv_two_fds(sock: RawFd) -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// A Landlock-sandboxed process (uid `uid`) opens /proc and the socket
 /// and passes both to an unsandboxed deputy of the same uid, which is
 /// refused.
-fn scm_rights(uid: u32, fails: &mut Vec<String>) {
+fn scm_rights(uid: u32, root: &Path, fails: &mut Vec<String>) {
     if let Err(e) = crate::drop_to(uid) {
         return fails.push(format!("drop to {uid}: {e}"));
     }
@@ -272,7 +284,7 @@ fn scm_rights(uid: u32, fails: &mut Vec<String>) {
     }
     let (mine, theirs) = (sv[0], sv[1]);
     let sandboxed = forked(|| {
-        let Ok(procfs) = open_procfs(Path::new("/proc")) else {
+        let Ok(procfs) = open_procfs(root) else {
             return 10;
         };
         if let Err(e) = restrict_landlock() {
@@ -499,6 +511,53 @@ fn landlock_per_task(fails: &mut Vec<String>) {
     );
     if d.len() < 2 {
         fails.push(format!("only {} tasks listed: nothing compared", d.len()));
+    }
+}
+
+/// Landlock ABI 1's execute right: a ruleset that handles only it leaves
+/// /proc readable, and still makes a domain, outside which ptrace (and so
+/// /proc/PID/wchan) is refused.
+const LANDLOCK_ACCESS_FS_EXECUTE: u64 = 1;
+
+/// Root in a Landlock domain that restricts nothing /proc needs: where
+/// /proc/PID/wchan shows it "0" (every task outside its domain), nproc's
+/// wchan is "0" too, and some are.
+fn landlock_scoped_wchan(fails: &mut Vec<String>) {
+    if let Err(e) = crate::access::restrict_landlock_fs(LANDLOCK_ACCESS_FS_EXECUTE) {
+        return fails.push(e);
+    }
+    let Some(mut c) = crate::connect_at("reader", Path::new("/proc")) else {
+        return fails.push("connect".into());
+    };
+    let d = match c.tasks(&request(&["tgid", "wchan"])) {
+        Ok(d) => d,
+        Err(e) => return fails.push(format!("the scoped reader was refused: {e}")),
+    };
+    let (mut zero, mut leaks) = (0usize, Vec::new());
+    for r in &d {
+        let Some(t) = tgid(r) else { continue };
+        let ours = r
+            .get(field_id::WCHAN)
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        // A task that runs shows "0" too: ask /proc up to three times.
+        let theirs_zero = (0..3)
+            .all(|_| std::fs::read_to_string(format!("/proc/{t}/wchan")).is_ok_and(|w| w == "0"));
+        if theirs_zero && ours == "0" {
+            zero += 1;
+        } else if theirs_zero {
+            leaks.push(format!("{t} ({ours})"));
+        }
+    }
+    println!(
+        "reader: landlock-scoped-wchan: {} tasks, {zero} wchans \"0\" from both",
+        d.len()
+    );
+    if !leaks.is_empty() {
+        fails.push(format!("nproc gave wchans /proc shows as \"0\": {leaks:?}"));
+    }
+    if zero == 0 {
+        fails.push("no wchan was \"0\": the scope refused nothing, nothing compared".into());
     }
 }
 
