@@ -14,7 +14,9 @@
 # 5. nproc's access model (guest/nproc-uml-job.sh runs the same
 #    and more on UML), here with lockdep: uid 1000 against a procfs per
 #    hidepid= and a private one, the refusals, Landlock, mixed
-#    credentials; Yama's ptrace_scope last (3 cannot be undone).
+#    credentials, the reader suite (one reader, a setuid helper, the LSM
+#    check per task, rules per chunk); Yama's ptrace_scope last (3
+#    cannot be undone).
 TAG=fast-init
 . /bin/kfast-lib.sh
 D=/sys/kernel/debug/kallsyms_fast
@@ -72,6 +74,12 @@ kunit() {
 		--hidepid invisible --label private || fail "nproc private /proc"
 	nproc-guest access --subset-pid /tmp/proc-subset \
 		--invisible /tmp/proc-2 --uid 1000 || fail "nproc access"
+	# One reader, the LSM check per task, rules per chunk (reader.rs).
+	cp "$(command -v nproc-guest)" /tmp/nproc-guest-suid &&
+		chown 0:0 /tmp/nproc-guest-suid &&
+		chmod 4755 /tmp/nproc-guest-suid || fail "a setuid nproc-guest"
+	nproc-guest reader --uid 1000 --suid /tmp/nproc-guest-suid \
+		--scratch /tmp/reader || fail "nproc reader"
 	for y in 1 2 3; do
 		echo $y > /proc/sys/kernel/yama/ptrace_scope || fail "yama $y"
 		nproc-guest parity --uid 1000 --rounds 3 --label yama$y ||
