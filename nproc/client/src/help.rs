@@ -1,5 +1,6 @@
 //! ps's help (src/ps/help.c `do_help()`): the same sections and text,
-//! naming the program as it was invoked, as ps does.
+//! naming the program as it was invoked, as ps does; `--help` adds nps's
+//! own options after it ([`nps_help_text`]).
 
 const SIMPLE: &str = "\nBasic options:\n -A, -e               all processes\n -a                   all with tty, except session leaders\n  a                   all with tty, including other users\n -d                   all except session leaders\n -N, --deselect       negate selection\n  r                   only running processes\n  T                   all processes on this terminal\n  x                   processes without controlling ttys\n";
 
@@ -41,6 +42,26 @@ pub fn help_text(section: Option<&[u8]>, myname: &str) -> String {
     s
 }
 
+/// nps's own options (`crate::run::take_nps_options`), printed after
+/// ps's text.
+pub const NPS_OPTIONS: &str = "\nnps options:\n     --source <auto|nproc|proc>\n                      where to read processes from: auto (the default)\n                      reads the kernel's nproc family when it has one,\n                      else /proc; nproc reads the family or fails;\n                      proc reads /proc\n     --fields         list the fields the nproc family serves and exit\n                      (whatever --source says)\n\n Both may appear anywhere on the command line (also --source=<value>);\n nps takes them out before it parses the ps options. See nps(1).\n";
+
+/// What `--help [SECTION]` prints: ps's text for that section, byte for
+/// byte, then [`NPS_OPTIONS`].
+///
+/// The nps options follow every section, not only the summary: they
+/// belong to none of ps's sections, and ps's summary cannot name a new
+/// one without changing ps's text, so a reader who asked for any one
+/// section would otherwise never learn them; and one rule for every form
+/// ("ps's text, then this block") lets a wrapper or a test cut nps's part
+/// off and compare the rest with ps. ps's usage after an error
+/// ([`help_text`] on stderr) stays ps's alone: stderr must be ps's bytes.
+pub fn nps_help_text(section: Option<&[u8]>, myname: &str) -> String {
+    let mut s = help_text(section, myname);
+    s.push_str(NPS_OPTIONS);
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +78,19 @@ mod tests {
         assert!(!all.contains("Try"));
         assert!(help_text(Some(b"threads"), "ps").contains("Show threads:"));
         assert!(help_text(Some(b"bogus"), "ps").contains("Try"));
+    }
+
+    #[test]
+    fn nps_options_follow_every_section() {
+        for section in [None, Some(&b"all"[..]), Some(b"t"), Some(b"bogus")] {
+            let ps = help_text(section, "ps");
+            let ours = nps_help_text(section, "ps");
+            assert_eq!(ours.strip_prefix(&ps), Some(NPS_OPTIONS));
+        }
+        assert!(!help_text(Some(b"a"), "ps").contains("--source"));
+        for word in ["--source <auto|nproc|proc>", "--fields", "nps(1)"] {
+            assert!(NPS_OPTIONS.contains(word), "{word}");
+        }
+        assert!(NPS_OPTIONS.lines().all(|l| l.len() <= 80));
     }
 }

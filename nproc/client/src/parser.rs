@@ -159,6 +159,17 @@ pub struct Options {
     pub include_dead_children: bool,
     /// BSD `n`.
     pub numeric: bool,
+    /// The options nps refuses (`crate::support`), each as the parse read
+    /// it (`-M`, `-Z`, `Z`, `S`, `--cumulative`, `n`, `s`, `v`, `X`, the
+    /// second pass's `m`, `--context`), in command-line order. A dashed
+    /// argument that only the second, BSD-only pass accepts (`-aZx`) is
+    /// read as BSD letters, so its letters are named without the dash.
+    pub refused: Vec<&'static str>,
+    /// The first quick-pid list's option (`-q`, `q`, `--quick-pid`).
+    pub quick_as: Option<&'static str>,
+    /// The first option asking for threads after processes (`-m`, `m`,
+    /// `M`).
+    pub after_as: Option<&'static str>,
     /// Some option chose BSD defaults (`prefer_bsd_defaults`).
     pub prefer_bsd_defaults: bool,
     /// `-F` or `-f`.
@@ -170,8 +181,8 @@ pub struct Options {
 /// What `arg_parse()` ends in.
 #[derive(Debug)]
 pub enum Parsed {
-    /// A listing.
-    Run(Options),
+    /// A listing (boxed: the options are most of the enum's size).
+    Run(Box<Options>),
     /// `--help [SECTION]`: ps's help text on stdout, exit 0.
     Help(Option<Vec<u8>>),
     /// `-V`, `V`, `--version`.
@@ -368,7 +379,10 @@ impl<'a> Parser<'a> {
                 }
                 b'H' => o.forest_type = b'u',
                 b'L' => o.thread_flags |= tf::U_L,
-                b'M' | b'Z' => o.format_modifiers |= fm::M,
+                b'M' | b'Z' => {
+                    o.format_modifiers |= fm::M;
+                    o.refused.push(if c == b'M' { "-M" } else { "-Z" });
+                }
                 b'N' => o.negate = true,
                 b'O' => {
                     let arg = self
@@ -411,7 +425,10 @@ impl<'a> Parser<'a> {
                 // No personality nps takes has a SysV -j format.
                 b'j' => o.format_modifiers |= fm::J,
                 b'l' => o.format_flags |= ff::UL,
-                b'm' => o.thread_flags |= tf::U_M,
+                b'm' => {
+                    o.thread_flags |= tf::U_M;
+                    o.after_as.get_or_insert("-m");
+                }
                 b'o' => {
                     let arg = self
                         .get_opt_arg(pos)
@@ -429,6 +446,7 @@ impl<'a> Parser<'a> {
                     let arg = self
                         .get_opt_arg(pos)
                         .ok_or("List of process IDs must follow -q.")?;
+                    self.o.quick_as.get_or_insert("-q");
                     return self.list(&arg, SelKind::PidQuick);
                 }
                 b's' => {
@@ -487,7 +505,10 @@ impl<'a> Parser<'a> {
                     self.exclusive(b"L")?;
                     return Err(Stop::Done(Parsed::ListSpecifiers));
                 }
-                b'M' => o.thread_flags |= tf::B_M,
+                b'M' => {
+                    o.thread_flags |= tf::B_M;
+                    o.after_as.get_or_insert("M");
+                }
                 b'O' => {
                     let arg = self
                         .get_opt_arg(p)
@@ -495,7 +516,10 @@ impl<'a> Parser<'a> {
                     self.defer(arg, SfCode::BsdO);
                     return Ok(());
                 }
-                b'S' => o.include_dead_children = true,
+                b'S' => {
+                    o.include_dead_children = true;
+                    o.refused.push("S");
+                }
                 b'T' => o.our_tty = true,
                 b'U' => {
                     let arg = self.get_opt_arg(p).ok_or("list of users must follow U")?;
@@ -508,8 +532,14 @@ impl<'a> Parser<'a> {
                 b'W' => {
                     return Err("obsolete W option not supported (you have a /dev/drum?)".into())
                 }
-                b'X' => o.format_flags |= ff::LX,
-                b'Z' => o.format_modifiers |= fm::M,
+                b'X' => {
+                    o.format_flags |= ff::LX;
+                    o.refused.push("X");
+                }
+                b'Z' => {
+                    o.format_modifiers |= fm::M;
+                    o.refused.push("Z");
+                }
                 b'a' => o.simple_select |= ss::B_A,
                 b'c' => o.bsd_c = true,
                 b'e' => o.bsd_e = true,
@@ -533,9 +563,18 @@ impl<'a> Parser<'a> {
                 b'l' => o.format_flags |= ff::BL,
                 // The second pass sets PER_OLD_m: m is the old Linux
                 // memory format then; otherwise threads.
-                b'm' if self.force_bsd => o.format_flags |= ff::LM,
-                b'm' => o.thread_flags |= tf::B_M,
-                b'n' => o.numeric = true,
+                b'm' if self.force_bsd => {
+                    o.format_flags |= ff::LM;
+                    o.refused.push("m");
+                }
+                b'm' => {
+                    o.thread_flags |= tf::B_M;
+                    o.after_as.get_or_insert("m");
+                }
+                b'n' => {
+                    o.numeric = true;
+                    o.refused.push("n");
+                }
                 b'o' => {
                     let arg = self
                         .get_opt_arg(p)
@@ -553,10 +592,14 @@ impl<'a> Parser<'a> {
                     let arg = self
                         .get_opt_arg(p)
                         .ok_or("List of process IDs must follow q.")?;
+                    self.o.quick_as.get_or_insert("q");
                     return self.list(&arg, SelKind::PidQuick);
                 }
                 b'r' => o.running_only = true,
-                b's' => o.format_flags |= ff::BS,
+                b's' => {
+                    o.format_flags |= ff::BS;
+                    o.refused.push("s");
+                }
                 b't' => {
                     let Some(arg) = self.get_opt_arg(p) else {
                         self.o.our_tty = true;
@@ -565,7 +608,10 @@ impl<'a> Parser<'a> {
                     return self.list(&arg, SelKind::Tty);
                 }
                 b'u' => o.format_flags |= ff::BU,
-                b'v' => o.format_flags |= ff::BV,
+                b'v' => {
+                    o.format_flags |= ff::BV;
+                    o.refused.push("v");
+                }
                 b'w' => o.w_count += 1,
                 b'x' => o.simple_select |= ss::B_X,
                 b'-' => return Err("embedded '-' among BSD options makes no sense".into()),
@@ -632,6 +678,7 @@ impl<'a> Parser<'a> {
             b"cumulative" => {
                 no_arg("option --cumulative does not take an argument")?;
                 self.o.include_dead_children = true;
+                self.o.refused.push("--cumulative");
                 Ok(())
             }
             b"deselect" => {
@@ -692,6 +739,7 @@ impl<'a> Parser<'a> {
                 let a = self
                     .grab_gnu_arg(rest)
                     .ok_or("List of process IDs must follow --quick-pid.")?;
+                self.o.quick_as.get_or_insert("--quick-pid");
                 self.list(&a, SelKind::PidQuick)
             }
             b"ppid" => {
@@ -741,6 +789,7 @@ impl<'a> Parser<'a> {
             }
             b"context" => {
                 self.o.format_flags |= ff::FC;
+                self.o.refused.push("--context");
                 Ok(())
             }
             _ => Err("unknown gnu long option".into()),
@@ -882,12 +931,12 @@ fn one_pass(argv: &[Vec<u8>], force_bsd: bool, after: &mut dyn Passes) -> Result
 /// pass, as their errors also send ps to the second pass.
 pub fn arg_parse(argv: &[Vec<u8>], after: &mut dyn Passes) -> Result<Parsed, ParseError> {
     let first = match one_pass(argv, false, after) {
-        Ok(o) => return Ok(Parsed::Run(o)),
+        Ok(o) => return Ok(Parsed::Run(Box::new(o))),
         Err(Stop::Done(p)) => return Ok(p),
         Err(Stop::Err(e)) => e,
     };
     match one_pass(argv, true, after) {
-        Ok(o) => Ok(Parsed::Run(o)),
+        Ok(o) => Ok(Parsed::Run(Box::new(o))),
         Err(Stop::Done(p)) => Ok(p),
         Err(Stop::Err(_)) => Err(ParseError(first)),
     }
@@ -1093,7 +1142,7 @@ mod tests {
 
     fn run(args: &[&str]) -> Options {
         match parse(args) {
-            Ok(Parsed::Run(o)) => o,
+            Ok(Parsed::Run(o)) => *o,
             other => panic!("{args:?}: {other:?}"),
         }
     }

@@ -242,7 +242,7 @@ pub fn nps(args: Vec<OsString>) -> u8 {
     match result {
         Ok(Parsed::Run(_)) => {}
         Ok(Parsed::Help(section)) => {
-            print(&crate::help::help_text(section.as_deref(), &name));
+            print(&crate::help::nps_help_text(section.as_deref(), &name));
             return SUCCESS;
         }
         Ok(Parsed::Version) => {

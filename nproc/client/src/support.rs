@@ -3,7 +3,7 @@
 //! status, [`NOT_SUPPORTED`], which ps itself never uses, so that a
 //! wrapper can fall back to ps.
 
-use crate::parser::{ff, fm, tf, Options};
+use crate::parser::{tf, Options};
 use crate::select::SelKind;
 use crate::sortformat::Formats;
 
@@ -58,32 +58,17 @@ pub fn check_personality(get: impl Fn(&str) -> Option<Vec<u8>>) -> Result<(), St
 }
 
 /// The first thing in a parsed command line nps cannot do, as the text
-/// to refuse with.
+/// to refuse with: an option is named as it was typed (`-Z`, `Z`,
+/// `--cumulative`...), so that the message points at the user's own word.
 pub fn check(o: &Options, f: &Formats) -> Result<(), String> {
-    let option = |x: &str| Err(format!("option '{x}'"));
-    if o.numeric {
-        return option("n");
-    }
-    if o.include_dead_children {
-        return option("S");
-    }
-    for (flag, name) in [
-        (ff::BS, "s"),
-        (ff::BV, "v"),
-        (ff::LX, "X"),
-        (ff::LM, "m"),
-        (ff::FC, "--context"),
-    ] {
-        if o.format_flags & flag != 0 {
-            return option(name);
-        }
-    }
-    if o.format_modifiers & fm::M != 0 {
-        return option("-M");
+    if let Some(typed) = o.refused.first() {
+        return Err(format!("option '{typed}'"));
     }
     let quick = o.selection.iter().any(|n| n.kind == SelKind::PidQuick);
     if quick && o.thread_flags & tf::SHOW_BOTH != 0 {
-        return option("-q' with '-m");
+        let q = o.quick_as.unwrap_or("-q");
+        let m = o.after_as.unwrap_or("-m");
+        return Err(format!("option '{q}' with '{m}'"));
     }
     match f.unsupported.first() {
         Some(what) if what.starts_with("AIX") || what.starts_with("sort key") => Err(what.clone()),
@@ -118,5 +103,60 @@ mod tests {
         assert!(check_personality(env(&[("PS_PERSONALITY", "irix"), ("_XPG", "2")])).is_ok());
         assert!(check_personality(env(&[("I_WANT_A_BROKEN_PS", "")])).is_err());
         assert_eq!(message("option 'e'"), "nps: option 'e' is not supported\n");
+    }
+
+    /// What `check` says of `args` after ps's parse and format setup.
+    fn refusal(args: &[&str]) -> Result<(), String> {
+        use crate::parser::{arg_parse, Parsed};
+        use crate::sortformat::{process_sf_options, SfState};
+        let argv: Vec<Vec<u8>> = std::iter::once("ps")
+            .chain(args.iter().copied())
+            .map(|a| a.as_bytes().to_vec())
+            .collect();
+        let mut state = SfState::default();
+        let mut got = None;
+        let parsed = arg_parse(&argv, &mut |o: &mut Options| {
+            let f = process_sf_options(o, &mut state)?;
+            got = Some((o.clone(), f));
+            Ok(())
+        });
+        assert!(matches!(parsed, Ok(Parsed::Run(_))), "{args:?}: {parsed:?}");
+        let (o, f) = got.expect("a pass that ran");
+        check(&o, &f)
+    }
+
+    #[test]
+    fn refusals_name_the_option_typed() {
+        let said = |args: &[&str]| refusal(args).unwrap_err();
+        for (args, typed) in [
+            (&["-M"][..], "-M"),
+            (&["-Z"], "-Z"),
+            (&["-eZ"], "-Z"),
+            (&["Z"], "Z"),
+            (&["axZ"], "Z"),
+            (&["aux", "-Z"], "-Z"),
+            // The second pass reads a dashed argument as BSD letters.
+            (&["-aZx"], "Z"),
+            (&["S"], "S"),
+            (&["ax", "--cumulative"], "--cumulative"),
+            (&["ax", "n"], "n"),
+            (&["s"], "s"),
+            (&["ax", "v"], "v"),
+            (&["X"], "X"),
+            (&["-e", "--context"], "--context"),
+            // The first one typed is named.
+            (&["Z", "-M"], "Z"),
+            (&["--cumulative", "S", "-Z"], "--cumulative"),
+        ] {
+            assert_eq!(said(args), format!("option '{typed}'"), "{args:?}");
+        }
+        assert_eq!(said(&["-q", "1", "-m"]), "option '-q' with '-m'");
+        assert_eq!(said(&["q", "1", "m"]), "option 'q' with 'm'");
+        assert_eq!(
+            said(&["--quick-pid", "1", "M"]),
+            "option '--quick-pid' with 'M'"
+        );
+        assert!(refusal(&["aux"]).is_ok());
+        assert!(refusal(&["-q", "1"]).is_ok());
     }
 }

@@ -45,3 +45,32 @@ fn the_readme_lists_the_refused_specifiers() {
     assert_eq!(words[0].parse::<usize>().ok(), Some(refused().len()));
     assert_eq!(list, refused());
 }
+
+/// The README's install lines put the manual where `man nps` looks: in a
+/// `man1` directory under `share/man`, as the file the man page is, whose
+/// `.TH` names it `NPS`, section 1.
+#[test]
+fn the_readme_installs_the_man_page_where_man_finds_it() {
+    let readme = include_str!("../README.md");
+    let lines: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.contains("install -Dm644"))
+        .collect();
+    assert!(!lines.is_empty(), "the README installs the man page");
+    for l in lines {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == "-Dm644").expect("-Dm644");
+        assert_eq!(words[at + 1], "nproc/client/nps.1", "{l}");
+        assert!(
+            words[at + 2]
+                .trim_matches('"')
+                .ends_with("/share/man/man1/nps.1"),
+            "{l}"
+        );
+    }
+    let man = include_str!("../nps.1");
+    assert!(man.starts_with(".TH NPS 1 \""), "{}", &man[..40]);
+    for option in [".BR \\-\\-source ", ".B \\-\\-fields\n"] {
+        assert!(man.contains(option), "the man page documents {option}");
+    }
+}

@@ -178,3 +178,34 @@ fn header_bytes_are_printed_as_given() {
     };
     assert_eq!(out(NPS), out(PS));
 }
+
+#[test]
+fn refusals_name_the_option_typed() {
+    // ps runs these; nps refuses each with the word the user typed, on
+    // stderr alone, and exit status 2 (which ps never uses).
+    for (args, typed) in [
+        (&["-Z"][..], "-Z"),
+        (&["Z"], "Z"),
+        (&["aux", "-Z"], "-Z"),
+        (&["-M"], "-M"),
+        (&["ax", "S"], "S"),
+        (&["ax", "--cumulative"], "--cumulative"),
+        (&["-e", "--context"], "--context"),
+        (&["-q", "1", "m"], "-q' with 'm"),
+    ] {
+        let o = Command::new(NPS)
+            .args(["--source", "proc"])
+            .args(args)
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .output()
+            .expect("nps");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!("nps: option '{typed}' is not supported\n"),
+            "{args:?}"
+        );
+    }
+}

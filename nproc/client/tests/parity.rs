@@ -462,6 +462,48 @@ fn compare_on_terminal(name: &str, args: &[String]) -> Result<(), String> {
     Err(format!("{name}: ps output never settled"))
 }
 
+/// `--help [SECTION]`: nps prints ps's text byte for byte (stdout,
+/// stderr and exit status as ps's), then its own options, which are
+/// checked on their own: the block follows ps's text exactly once and
+/// names both of nps's options.
+fn compare_help(args: &[String]) -> Result<(), String> {
+    let ps = run(PS, args, &[]);
+    let ours = run(nps_as_ps(), &nps_args(args), &[]);
+    let name = args.join(" ");
+    let Some(ps_part) = ours.0.strip_suffix(nps::help::NPS_OPTIONS.as_bytes()) else {
+        return Err(format!(
+            "`{name}`: nps's options do not end the text\n{}",
+            String::from_utf8_lossy(&ours.0)
+        ));
+    };
+    if (ps_part, &ours.1, ours.2) != (&ps.0[..], &ps.1, ps.2) {
+        return Err(format!(
+            "`{name}`: ps's part differs\n--- ps (exit {:?})\n{}{}--- nps (exit {:?})\n{}{}",
+            ps.2,
+            String::from_utf8_lossy(&ps.0),
+            String::from_utf8_lossy(&ps.1),
+            ours.2,
+            String::from_utf8_lossy(ps_part),
+            String::from_utf8_lossy(&ours.1)
+        ));
+    }
+    let section = nps::help::NPS_OPTIONS;
+    for word in [
+        "\nnps options:\n",
+        "--source <auto|nproc|proc>",
+        "--fields",
+        "nps(1)",
+    ] {
+        if !section.contains(word) {
+            return Err(format!("`{name}`: nps's options lack {word:?}"));
+        }
+    }
+    if section.contains("For more details see ps(1).") || ps_part.ends_with(section.as_bytes()) {
+        return Err(format!("`{name}`: nps's options are repeated"));
+    }
+    Ok(())
+}
+
 fn sleeper_threads(n: usize) -> ! {
     for _ in 1..n {
         std::thread::spawn(|| loop {
@@ -646,6 +688,9 @@ fn main() {
             vec![("LC_ALL", "C.UTF-8"), ("COLUMNS", "40")],
         ),
         ("nothing selected", s(&["-p", "2147483646"]), utf8.to_vec()),
+        // ps's usage after an error is ps's alone (nps's options are
+        // --help's only).
+        ("usage after an error", s(&["-Q"]), utf8.to_vec()),
     ];
     let mut results: Vec<(&str, Result<(), String>)> = Vec::new();
     for (name, args, env) in &cases {
@@ -659,6 +704,28 @@ fn main() {
         "terminal, wide list",
         compare_on_terminal("terminal wide", &p(&["-o", ALL_COLUMNS])),
     ));
+    let help_forms: &[&[&str]] = &[
+        &["--help"],
+        &["--help", "s"],
+        &["--help", "simple"],
+        &["--help", "l"],
+        &["--help", "list"],
+        &["--help", "o"],
+        &["--help", "output"],
+        &["--help", "t"],
+        &["--help", "threads"],
+        &["--help", "m"],
+        &["--help", "misc"],
+        &["--help", "a"],
+        &["--help", "all"],
+        &["--help=all"],
+        &["--help:t"],
+        &["--help", "bogus"],
+    ];
+    let help_names: Vec<String> = help_forms.iter().map(|a| a.join(" ")).collect();
+    for (form, name) in help_forms.iter().zip(&help_names) {
+        results.push((name, compare_help(&s(form))));
+    }
     let mut failed = 0;
     for (name, r) in &results {
         match r {
