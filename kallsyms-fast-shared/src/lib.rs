@@ -14,6 +14,12 @@
 //! kallsyms_fast`.
 #![no_std]
 #![deny(missing_docs)]
+// No panics, as in kallsyms-fast. The list is a copy, kept by hand in each
+// crate root a kernel build compiles: here, kallsyms-fast/src/lib.rs (the
+// same list) and nproc/proto/src/lib.rs (a shorter one). Cargo's
+// `[workspace.lints]` cannot hold it: it cannot say
+// `cfg_attr(not(test), ...)`, and kmod-shim compiles these sources with
+// rustc directly, never reading Cargo.toml. Change the copies together.
 #![cfg_attr(
     not(test),
     deny(

@@ -87,6 +87,13 @@
 // `%pS`. Arithmetic is checked, wrapping or saturating with a reason,
 // indexing goes through `get()`, lossy casts through `try_from`. Unit
 // tests may panic.
+//
+// The list is a copy, kept by hand in each crate root a kernel build
+// compiles: here, kallsyms-fast-shared/src/lib.rs (the same list) and
+// nproc/proto/src/lib.rs (a shorter one). Cargo's `[workspace.lints]`
+// cannot hold it: it cannot say `cfg_attr(not(test), ...)`, and the kernel
+// builds (this crate's patch series, kmod-shim) compile these sources with
+// rustc directly, never reading Cargo.toml. Change the copies together.
 #![cfg_attr(
     not(test),
     deny(

@@ -90,14 +90,12 @@ enum Command {
         /// Root of the machine's files.
         #[arg(long, default_value = "/")]
         root: PathBuf,
-        /// uniform, wchan, wchan-hot or wchan-cold (the mix's repeated and its
-        /// once-drawn addresses), kernel-core (patch 5's core-uniform), kernel-zipf, or
-        /// names (name -> address, with mainline or fast).
-        #[arg(long, default_value = "uniform")]
-        stream: String,
-        /// mainline, fast, cached, or a core-only index layout: current, tree (16-ary search tree), buckets (equal address buckets).
-        #[arg(long, default_value = "fast")]
-        algo: String,
+        /// Which of the benchmark's address streams.
+        #[arg(long, value_enum, default_value_t = bench::Stream::Uniform)]
+        stream: bench::Stream,
+        /// Which lookup.
+        #[arg(long, value_enum, default_value_t = bench::ProfileAlgo::Fast)]
+        algo: bench::ProfileAlgo,
         /// Lookups to run, cycling over the stream (0: the setup alone).
         #[arg(long, default_value_t = 50_000)]
         ops: usize,

@@ -6,7 +6,7 @@
 //! `kernel` builds from it when the flavour is patched; `fast-uml-test`
 //! makes one per base.
 
-use crate::patches::input::diff_paths;
+use crate::patches::diff::diff_paths;
 use crate::{env, run, Result};
 use std::fs;
 use std::path::{Path, PathBuf};

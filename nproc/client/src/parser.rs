@@ -8,22 +8,8 @@
 //! line ps rejects gets ps's error, and one ps accepts gets either ps's
 //! output or nps's "not supported".
 
-use crate::select::{parse_pid_item, SelKind, SelNode};
+use crate::select::{ss, SelKind, SelNode};
 use std::ffi::CString;
-
-/// The selection letters (`SS_*` in src/ps/common.h).
-pub mod ss {
-    /// BSD `x`.
-    pub const B_X: u32 = 0x01;
-    /// BSD `g`.
-    pub const B_G: u32 = 0x02;
-    /// `-d`.
-    pub const U_D: u32 = 0x04;
-    /// `-a`.
-    pub const U_A: u32 = 0x08;
-    /// BSD `a`.
-    pub const B_A: u32 = 0x10;
-}
 
 /// The format flags (`FF_*`).
 pub mod ff {
@@ -1032,6 +1018,15 @@ pub fn strtol0(s: &[u8]) -> Option<i64> {
     })
 }
 
+/// parse_pid(): `strtoul(..., 0)` of the whole item, in 1..=0x7fffffff.
+fn parse_pid_item(s: &[u8], _negate: bool) -> Result<u64, &'static str> {
+    let n = strtoul0(s).ok_or("process ID list syntax error")?;
+    if !(1..=0x7fff_ffff).contains(&n) {
+        return Err("process ID out of range");
+    }
+    Ok(n)
+}
+
 /// parse_uid(): a number, else a login name.
 fn parse_uid(s: &[u8], negate: bool) -> Result<u64, &'static str> {
     let num = match strtoul0(s) {
@@ -1243,5 +1238,15 @@ mod tests {
         assert_eq!(strtol0(b"-"), None);
         assert_eq!(split_list(b"1,2 3"), Some(vec![&b"1"[..], b"2", b"3"]));
         assert_eq!(split_list(b"1,"), None);
+    }
+
+    #[test]
+    fn pid_items() {
+        assert_eq!(parse_pid_item(b"0x10", false), Ok(16));
+        assert_eq!(parse_pid_item(b"0", false), Err("process ID out of range"));
+        assert_eq!(
+            parse_pid_item(b"abc", false),
+            Err("process ID list syntax error")
+        );
     }
 }

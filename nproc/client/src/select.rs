@@ -1,6 +1,5 @@
 //! Which tasks are shown: src/ps/select.c (`select_bits_setup()`,
-//! `table_accept()`, `want_this_proc()`) and the pid lists of
-//! src/ps/parser.c (`parse_list()` with `parse_pid()`).
+//! `table_accept()`, `want_this_proc()`).
 
 use crate::task::Task;
 
@@ -110,8 +109,19 @@ pub struct Selection {
     hide_kernel: bool,
 }
 
-/// The selection letters given (`SS_*`, see `crate::parser::ss`).
-pub use crate::parser::ss;
+/// The selection letters (`SS_*` in src/ps/common.h).
+pub mod ss {
+    /// BSD `x`.
+    pub const B_X: u32 = 0x01;
+    /// BSD `g`.
+    pub const B_G: u32 = 0x02;
+    /// `-d`.
+    pub const U_D: u32 = 0x04;
+    /// `-a`.
+    pub const U_A: u32 = 0x08;
+    /// BSD `a`.
+    pub const B_A: u32 = 0x10;
+}
 
 /// select_bits_setup() for the default personality: the table's bits, or
 /// `None` for "everything" (BSD `ax`, made `-e`).
@@ -223,15 +233,6 @@ impl Selection {
         }
         accepted != self.negate
     }
-}
-
-/// parse_pid(): `strtoul(..., 0)` of the whole item, in 1..=0x7fffffff.
-pub fn parse_pid_item(s: &[u8], _negate: bool) -> Result<u64, &'static str> {
-    let n = crate::parser::strtoul0(s).ok_or("process ID list syntax error")?;
-    if !(1..=0x7fff_ffff).contains(&n) {
-        return Err("process ID out of range");
-    }
-    Ok(n)
 }
 
 #[cfg(test)]
@@ -360,12 +361,6 @@ mod tests {
         assert!(!s.wants(&t));
         t.state = b'D';
         assert!(s.wants(&t));
-        assert_eq!(parse_pid_item(b"0x10", false), Ok(16));
-        assert_eq!(parse_pid_item(b"0", false), Err("process ID out of range"));
-        assert_eq!(
-            parse_pid_item(b"abc", false),
-            Err("process ID list syntax error")
-        );
     }
 
     #[test]

@@ -5,11 +5,22 @@
 
 use crate::render::columns::{command_line, wchan_name};
 use crate::render::escape::lib_escape_array;
+use crate::render::known::Known;
 use crate::render::Ctx;
-use crate::sortformat::SortKey;
 use crate::task::Task;
 use std::cmp::Ordering;
 use std::ffi::CString;
+
+/// A sort key (`sort_node`): a `format_array` row's sort item, and the
+/// order (1 ascending, -1 descending, 0: ps's short-sort leftover that
+/// sorts nothing).
+#[derive(Clone, Copy, Debug)]
+pub struct SortKey {
+    /// The row whose sort item is compared.
+    pub row: &'static Known,
+    /// `PIDS_SORT_ASCEND` (1), `PIDS_SORT_DESCEND` (-1), or 0.
+    pub order: i32,
+}
 
 /// How an item compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

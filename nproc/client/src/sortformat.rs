@@ -7,9 +7,10 @@
 //! rather than refused here, so that ps's own errors keep their precedence.
 
 use crate::parser::{ff, fm, tf, Options, SfCode};
-use crate::render::known::{known, Known, Print};
+use crate::render::known::{known, Print};
 use crate::render::spec::{by_printer, macro_spec, one_spec};
 use crate::render::{Column, Just, Kind};
+use crate::sort::{supported, SortKey};
 
 /// One column being built (`format_node`): its width is settled once
 /// pid_max is known ([`Formats::columns`]).
@@ -20,17 +21,6 @@ struct Node {
     pidmax: bool,
     /// Which lines of `-m` print it.
     print: Print,
-}
-
-/// A sort key (`sort_node`): a `format_array` row's sort item, and the
-/// order (1 ascending, -1 descending, 0: ps's short-sort leftover that
-/// sorts nothing).
-#[derive(Clone, Copy, Debug)]
-pub struct SortKey {
-    /// The row whose sort item is compared.
-    pub row: &'static Known,
-    /// `PIDS_SORT_ASCEND` (1), `PIDS_SORT_DESCEND` (-1), or 0.
-    pub order: i32,
 }
 
 /// The outcome of `process_sf_options()`.
@@ -560,7 +550,7 @@ pub fn process_sf_options(o: &Options, state: &mut SfState) -> Result<Formats, S
         }
     }
     for key in &sort {
-        if crate::sort::supported(key.row.sort).is_none() {
+        if supported(key.row.sort).is_none() {
             unsupported.push(format!("sort key '{}'", key.row.spec));
         }
     }

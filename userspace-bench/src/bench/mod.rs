@@ -590,17 +590,61 @@ fn name_workload(m: &Mirror, names: &[Vec<u8>], rounds: usize, blaze: Option<&Bl
     Workload::from_samples("name -> address", &cases, &samples)
 }
 
+/// The address stream `kallsyms-bench profile` runs over: one of the
+/// benchmark's workloads (`--stream`, spelled as the variant in kebab
+/// case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Stream {
+    /// uniform text addresses
+    Uniform,
+    /// the wchan mix
+    Wchan,
+    /// the wchan mix's repeated addresses
+    WchanHot,
+    /// the wchan mix's once-drawn addresses
+    WchanCold,
+    /// patch 5's core-uniform
+    KernelCore,
+    /// patch 5's core-zipf
+    KernelZipf,
+    /// name -> address, with mainline or fast
+    Names,
+}
+
+/// The lookup `kallsyms-bench profile` runs (`--algo`, spelled as the
+/// variant in lower case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProfileAlgo {
+    /// the mainline 6.12 algorithm
+    Mainline,
+    /// kallsyms-fast
+    Fast,
+    /// wchan through kallsyms-fast's cache
+    Cached,
+    /// core-only index layout: the kernel crate's index
+    Current,
+    /// core-only index layout: 16-ary search tree
+    Tree,
+    /// core-only index layout: equal address buckets
+    Buckets,
+}
+
+/// The command-line spelling of a [`clap::ValueEnum`] value.
+fn spelling(v: &impl clap::ValueEnum) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_string())
+        .unwrap_or_default()
+}
+
 /// Options of `kallsyms-bench profile`.
 pub struct ProfileOptions {
     /// Machine root, as for `bench`.
     pub root: PathBuf,
-    /// `uniform`, `wchan` (or its parts `wchan-hot`, `wchan-cold`),
-    /// `kernel-core`, `kernel-zipf`, or `names` (the name -> address
-    /// workload, `mainline` or `fast` only).
-    pub stream: String,
-    /// `mainline`, `fast`, `cached` (wchan through the cache), or a core
-    /// layout: `current`, `tree`, `buckets`.
-    pub algo: String,
+    /// The address stream; [`Stream::Names`] takes `mainline` or `fast`
+    /// only.
+    pub stream: Stream,
+    /// The lookup.
+    pub algo: ProfileAlgo,
     /// Lookups to run (cycling over the stream); 0 runs only the setup, to
     /// subtract it.
     pub ops: usize,
@@ -633,38 +677,37 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
     let name_idx: Vec<u64> = (0..names.len() as u64).collect();
     let (kcore, kzipf) = workloads::kernel_streams(m);
     let parts;
-    let addrs: &[u64] = match o.stream.as_str() {
-        "uniform" => &uniform,
-        "wchan" => &wchan,
-        "wchan-hot" => {
+    let addrs: &[u64] = match o.stream {
+        Stream::Uniform => &uniform,
+        Stream::Wchan => &wchan,
+        Stream::WchanHot => {
             parts = wchan_parts(&wchan);
             &parts.0
         }
-        "wchan-cold" => {
+        Stream::WchanCold => {
             parts = wchan_parts(&wchan);
             &parts.1
         }
-        "names" => &name_idx,
-        "kernel-core" => &kcore,
-        "kernel-zipf" => &kzipf,
-        s => return Err(format!("unknown stream {s:?}")),
+        Stream::Names => &name_idx,
+        Stream::KernelCore => &kcore,
+        Stream::KernelZipf => &kzipf,
     };
     let ab = Layouts::new(m, &[addrs])?;
     let mut buf = NameBuf::new();
     let mut out = SymbolBuf::new();
-    let mut raw = [0u8; kallsyms_mirror::KSYM_NAME_LEN];
-    if o.stream == "names" && !matches!(o.algo.as_str(), "mainline" | "fast") {
+    let names_stream = o.stream == Stream::Names;
+    if names_stream && !matches!(o.algo, ProfileAlgo::Mainline | ProfileAlgo::Fast) {
         return Err(format!(
             "the names stream takes mainline or fast, not {:?}",
-            o.algo
+            spelling(&o.algo)
         ));
     }
     let names = &names;
     let cores = m.cores();
     let cores = &cores;
-    let mut one: Box<dyn FnMut(u64) -> u64> = match o.algo.as_str() {
-        "mainline" | "fast" if o.stream == "names" => {
-            let algo = if o.algo == "fast" {
+    let mut one: Box<dyn FnMut(u64) -> u64> = match o.algo {
+        ProfileAlgo::Mainline | ProfileAlgo::Fast if names_stream => {
+            let algo = if o.algo == ProfileAlgo::Fast {
                 Algo::Fast
             } else {
                 Algo::Mainline
@@ -673,8 +716,8 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
         }
         // The offset and the name's length: a chained lookup waits for
         // the name too.
-        "mainline" | "fast" => {
-            let algo = if o.algo == "fast" {
+        ProfileAlgo::Mainline | ProfileAlgo::Fast => {
+            let algo = if o.algo == ProfileAlgo::Fast {
                 Algo::Fast
             } else {
                 Algo::Mainline
@@ -686,15 +729,13 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
                 offset ^ buf.len() as u64
             })
         }
-        "cached" => Box::new(|a| {
+        ProfileAlgo::Cached => Box::new(|a| {
             m.wchan_with(cores, Algo::Cached, a, &mut buf, &mut out);
             out.as_bytes().len() as u64
         }),
-        s => {
-            let l = Layout::parse(s).ok_or_else(|| format!("unknown algo {s:?}"))?;
-            let ab = &ab;
-            Box::new(move |a| ab.lookup(l, a, &mut raw).map_or(0, |(p, _)| p.offset))
-        }
+        ProfileAlgo::Current => layout_lookup(&ab, Layout::Current),
+        ProfileAlgo::Tree => layout_lookup(&ab, Layout::Tree),
+        ProfileAlgo::Buckets => layout_lookup(&ab, Layout::Buckets),
     };
     let warm = addrs.iter().fold(0u64, |s, &a| s.wrapping_add(one(a)));
     let t = Instant::now();
@@ -703,14 +744,20 @@ pub fn profile(o: &ProfileOptions) -> Result<(), String> {
     eprintln!(
         "kallsyms-bench profile: {} lookups of {} over the {} stream ({} addresses) of {}{}: {ns:.1} ns each, wall time (checksum {:x})",
         o.ops,
-        o.algo,
-        o.stream,
+        spelling(&o.algo),
+        spelling(&o.stream),
         addrs.len(),
         source.label,
         if o.chain { ", chained" } else { "" },
         warm ^ sum
     );
     Ok(())
+}
+
+/// `profile`'s lookup of one core-only index layout: the symbol's offset.
+fn layout_lookup<'a>(ab: &'a Layouts<'a>, l: Layout) -> Box<dyn FnMut(u64) -> u64 + 'a> {
+    let mut raw = [0u8; kallsyms_mirror::KSYM_NAME_LEN];
+    Box::new(move |a| ab.lookup(l, a, &mut raw).map_or(0, |(p, _)| p.offset))
 }
 
 /// The wchan mix's two parts, each in stream order: its hot functions'

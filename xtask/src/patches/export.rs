@@ -13,6 +13,7 @@
 //! added file as the last commit has it; later commits' changes of it stay
 //! in their `changes.diff` (overlay.rs).
 
+use super::diff::{diff_paths, sections};
 use super::scratch::{git, git_out};
 use super::{input, numbers, overlay, vendor};
 use crate::{run, Result};
@@ -268,8 +269,8 @@ fn write_overlay(
 
 /// The section of `changes` (a `changes.diff`) for `path`, if any.
 fn section_for<'a>(changes: &'a str, file: &Path, path: &str) -> Result<Option<&'a str>> {
-    for s in input::sections(changes, file)? {
-        if input::diff_paths(s, file)?.iter().any(|(_, p)| p == path) {
+    for s in sections(changes, file)? {
+        if diff_paths(s, file)?.iter().any(|(_, p)| p == path) {
             return Ok(Some(s));
         }
     }
@@ -326,7 +327,7 @@ pub fn run_base(series_dir: &Path, dir: &Path, base: &str) -> Result<()> {
         .map(str::to_string)
         .collect();
         if !changes.is_empty() {
-            for (_, path) in input::diff_paths(&changes, &changes_file)? {
+            for (_, path) in diff_paths(&changes, &changes_file)? {
                 if !files.contains(&path) {
                     return Err(format!(
                         "commit {c} ({}) does not change {path}, which {} changes: \

@@ -4,10 +4,12 @@
 //! in a hand-edited file is found at once. Parsing is split from reading
 //! (`parse_*` take text) so the rules are unit-tested without files.
 
+use super::diff::{check_tree_path, diff_paths, sections};
+use super::overlay;
 use crate::Result;
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// One `<package> <tree dir>` line of a patch's `vendor` file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +56,7 @@ impl Patch {
     pub fn changes_text(&self) -> Result<Option<String>> {
         let mut out = String::new();
         for (path, content) in &self.added {
-            out.push_str(&super::overlay::new_file_diff(path, content)?);
+            out.push_str(&overlay::new_file_diff(path, content)?);
         }
         if let Some(p) = &self.changes {
             out.push_str(&read(p)?);
@@ -175,30 +177,6 @@ pub fn load_bases(dir: &Path) -> Result<Vec<Base>> {
     parse_bases(&read(&file)?, &file)
 }
 
-/// The `diff --git` sections of a diff (text before the first header is
-/// an error: there is nothing it could belong to).
-pub fn sections<'a>(text: &'a str, file: &Path) -> Result<Vec<&'a str>> {
-    let mut starts: Vec<usize> = Vec::new();
-    let mut pos = 0;
-    for line in text.split_inclusive('\n') {
-        if line.starts_with("diff --git ") {
-            starts.push(pos);
-        } else if starts.is_empty() && !line.trim().is_empty() {
-            return Err(format!(
-                "{}:1: text before the first `diff --git` header",
-                file.display()
-            ));
-        }
-        pos += line.len();
-    }
-    let mut out = Vec::new();
-    for (n, s) in starts.iter().enumerate() {
-        let end = starts.get(n + 1).copied().unwrap_or(text.len());
-        out.push(&text[*s..end]);
-    }
-    Ok(out)
-}
-
 /// `changes` with the sections of every file `overrides` has a section
 /// for replaced by `overrides`' sections (in the place of the first one
 /// replaced; a file `changes` does not touch follows at the end). The
@@ -276,25 +254,6 @@ fn read(path: &Path) -> Result<String> {
 /// Drop a `#` comment and surrounding blanks from one line.
 fn strip_comment(line: &str) -> &str {
     line.split('#').next().unwrap_or("").trim()
-}
-
-/// Check that `p` is a plain relative path inside the tree (no `..`, not
-/// absolute, no `.` components, no trailing slash games).
-pub fn check_tree_path(p: &str) -> std::result::Result<(), String> {
-    if p.is_empty() {
-        return Err("empty path".into());
-    }
-    if p.ends_with('/') || p.contains("//") {
-        return Err(format!(
-            "{p:?}: write the path without a trailing or doubled '/'"
-        ));
-    }
-    for c in Path::new(p).components() {
-        if !matches!(c, Component::Normal(_)) {
-            return Err(format!("{p:?}: not a plain relative path inside the tree"));
-        }
-    }
-    Ok(())
 }
 
 /// Parse `series`: patch directory names in order, `#` comments allowed.
@@ -588,7 +547,7 @@ fn load_with(dir: &Path, for_base: Option<&str>, overlay: bool) -> Result<Series
         };
         let adds_file = pdir.join("adds");
         let adds = if adds_file.exists() {
-            super::overlay::parse_adds(&read(&adds_file)?, &adds_file)?
+            overlay::parse_adds(&read(&adds_file)?, &adds_file)?
         } else {
             Vec::new()
         };
@@ -645,16 +604,16 @@ fn with_overlay(dir: &Path, patches: Vec<(Patch, Vec<String>)>) -> Result<Vec<Pa
         .iter()
         .map(|(p, _)| p.changes.as_deref().map(read).transpose())
         .collect::<Result<_>>()?;
-    let parts: Vec<super::overlay::PatchParts<'_>> = patches
+    let parts: Vec<overlay::PatchParts<'_>> = patches
         .iter()
         .zip(&texts)
-        .map(|((p, adds), t)| super::overlay::PatchParts {
+        .map(|((p, adds), t)| overlay::PatchParts {
             name: &p.name,
             adds,
             changes: t.as_deref().zip(p.changes.as_deref()),
         })
         .collect();
-    let added = super::overlay::derive(&super::overlay::dir(dir), &parts)?;
+    let added = overlay::derive(&overlay::dir(dir), &parts)?;
     let all: BTreeSet<String> = patches.iter().flat_map(|(_, a)| a.clone()).collect();
     let mut out = Vec::new();
     for ((mut p, _), added) in patches.into_iter().zip(added) {
@@ -694,66 +653,6 @@ fn check_per_base_files(pdir: &Path, others: &[&str]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Tree paths a git-style diff mentions, with the line each was found on.
-///
-/// Reads `--- a/P`, `+++ b/P`, `rename from P`, `copy from P` and the
-/// `diff --git a/P b/P` header (for mode-only changes). `/dev/null` is
-/// skipped. Paths are validated with [`check_tree_path`].
-pub fn diff_paths(text: &str, file: &Path) -> Result<Vec<(usize, String)>> {
-    let mut out = Vec::new();
-    let mut in_header = false;
-    for (i, line) in text.lines().enumerate() {
-        let at = || format!("{}:{}", file.display(), i + 1);
-        let mut found: Vec<&str> = Vec::new();
-        if let Some(rest) = line.strip_prefix("diff --git ") {
-            in_header = true;
-            let Some((a, b)) = rest.split_once(" b/") else {
-                return Err(format!("{}: cannot read the paths of {line:?}", at()));
-            };
-            let Some(a) = a.strip_prefix("a/") else {
-                return Err(format!("{}: expected `diff --git a/... b/...`", at()));
-            };
-            found.extend([a, b]);
-        } else if line.starts_with("@@") {
-            in_header = false;
-        } else if in_header {
-            for (prefix, strip) in [
-                ("--- ", "a/"),
-                ("+++ ", "b/"),
-                ("rename from ", ""),
-                ("rename to ", ""),
-                ("copy from ", ""),
-                ("copy to ", ""),
-            ] {
-                if let Some(rest) = line.strip_prefix(prefix) {
-                    let rest = rest.split('\t').next().unwrap_or(rest);
-                    if rest == "/dev/null" {
-                        continue;
-                    }
-                    let Some(p) = rest.strip_prefix(strip) else {
-                        return Err(format!(
-                            "{}: expected a git-style path ({strip}...), got {rest:?}",
-                            at()
-                        ));
-                    };
-                    found.push(p);
-                }
-            }
-        }
-        for p in found {
-            check_tree_path(p).map_err(|e| format!("{}: {e}", at()))?;
-            out.push((i + 1, p.to_string()));
-        }
-    }
-    if out.is_empty() {
-        return Err(format!(
-            "{}: no `diff --git` headers: not a git-style diff",
-            file.display()
-        ));
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -876,53 +775,6 @@ mod tests {
             .unwrap_err()
             .contains("x:2: the base is one line"));
         assert!(parse_base("  \n", f()).unwrap_err().contains("x: empty"));
-    }
-
-    #[test]
-    fn paths_of_a_diff() {
-        let d = "\
-diff --git a/init/Kconfig b/init/Kconfig
-index 1..2 100644
---- a/init/Kconfig
-+++ b/init/Kconfig
-@@ -1 +1,2 @@
---- a/not/a/header
-+x
-diff --git a/k/new.c b/k/new.c
-new file mode 100644
---- /dev/null
-+++ b/k/new.c
-@@ -0,0 +1 @@
-+y
-";
-        let got: Vec<String> = diff_paths(d, f())
-            .unwrap()
-            .into_iter()
-            .map(|p| p.1)
-            .collect();
-        assert_eq!(
-            got,
-            [
-                "init/Kconfig",
-                "init/Kconfig",
-                "init/Kconfig",
-                "init/Kconfig",
-                "k/new.c",
-                "k/new.c",
-                "k/new.c"
-            ]
-        );
-        let bad = "diff --git a/../etc/passwd b/../etc/passwd\n";
-        assert!(diff_paths(bad, f())
-            .unwrap_err()
-            .contains("x:1: \"../etc/passwd\": not a plain relative path"));
-        assert!(diff_paths("just text\n", f())
-            .unwrap_err()
-            .contains("not a git-style diff"));
-        let bad = "diff --git a/x b/x\n--- x\n";
-        assert!(diff_paths(bad, f())
-            .unwrap_err()
-            .contains("x:2: expected a git-style path"));
     }
 
     #[test]

@@ -30,6 +30,7 @@
 mod checkpatch;
 mod conflict;
 mod cover;
+pub(crate) mod diff;
 mod diffsum;
 mod export;
 pub(crate) mod input;
@@ -207,7 +208,7 @@ fn base_files(series: &input::Series, src: &Path) -> Result<Vec<String>> {
         else {
             continue;
         };
-        for (line, path) in input::diff_paths(&p.diffs()?.concat(), diff)? {
+        for (line, path) in diff::diff_paths(&p.diffs()?.concat(), diff)? {
             if let Some(d) = vendor_dirs.iter().find(|d| input::is_under(&path, d)) {
                 return Err(format!(
                     "{}:{line}: {path} is in the vendored directory {d}: change the crate, not its copy",

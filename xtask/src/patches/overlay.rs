@@ -13,7 +13,7 @@
 //! A `changes.diff` may not create a file (`new file mode`): the one way to
 //! add a file is `tree/` plus `adds`.
 
-use super::input::{self, check_tree_path};
+use super::diff::{check_tree_path, diff_paths, sections};
 use crate::Result;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -187,9 +187,9 @@ pub fn derive(tree: &Path, patches: &[PatchParts<'_>]) -> Result<Vec<Vec<(String
     for (i, p) in patches.iter().enumerate() {
         let mut mine = BTreeMap::new();
         if let Some((text, file)) = p.changes {
-            for s in input::sections(text, file)? {
+            for s in sections(text, file)? {
                 if s.lines().any(|l| l.starts_with("new file mode ")) {
-                    let path = input::diff_paths(s, file)?
+                    let path = diff_paths(s, file)?
                         .pop()
                         .map(|(_, p)| p)
                         .unwrap_or_default();
@@ -200,7 +200,7 @@ pub fn derive(tree: &Path, patches: &[PatchParts<'_>]) -> Result<Vec<Vec<(String
                         p.name
                     ));
                 }
-                for (_, path) in input::diff_paths(s, file)? {
+                for (_, path) in diff_paths(s, file)? {
                     if let Some(&a) = adder.get(path.as_str()) {
                         if a >= i {
                             return Err(format!(

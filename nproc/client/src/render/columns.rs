@@ -256,10 +256,11 @@ impl Kind {
         out: &mut Vec<u8>,
     ) -> usize {
         if (ctx.forest.active() || ctx.environ) && matches!(self, Kind::Comm | Kind::Args) {
-            // pr_comm(), pr_args(): the art first, then the command in the
-            // room left, then (BSD e) a blank and the environment while
-            // more than one cell is left.
-            let art = ctx.forest.art(max_rightward, out);
+            // pr_comm(), pr_args(): the art first (forest_helper() draws
+            // it in at most OUTBUF_SIZE - 1 cells), then the command in
+            // the room left, then (BSD e) a blank and the environment
+            // while more than one cell is left.
+            let art = ctx.forest.art(max_rightward.min(OUTBUF_SIZE - 1), out);
             let forest = std::mem::take(&mut ctx.forest);
             let environ = std::mem::replace(&mut ctx.environ, false);
             let used = self.render(t, ctx, max_rightward - art, out);

@@ -18,9 +18,9 @@ impl Forest {
     }
 
     /// forest_helper(): the art for the current prefix, four (or, for
-    /// `-H`, two) cells per level while they fit in `max_rightward`.
-    pub fn art(&self, max_rightward: usize, out: &mut Vec<u8>) -> usize {
-        let mut room = max_rightward.min(super::columns::OUTBUF_SIZE - 1);
+    /// `-H`, two) cells per level while they fit in `room` (its
+    /// `rightward`: the caller bounds it by ps's output buffer).
+    pub fn art(&self, mut room: usize, out: &mut Vec<u8>) -> usize {
         let start = out.len();
         let step = if self.style == b'u' { 2 } else { 4 };
         for &p in &self.prefix {

@@ -44,16 +44,6 @@ impl Layout {
             Layout::Buckets => "core only: buckets of 7da9f19",
         }
     }
-
-    /// Short name for the command line.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "current" => Some(Layout::Current),
-            "tree" => Some(Layout::Tree),
-            "buckets" => Some(Layout::Buckets),
-            _ => None,
-        }
-    }
 }
 
 /// The other two layouts' storage, built over a mirror's tables.
