@@ -77,6 +77,7 @@ mod shim_compare;
 mod shim_test;
 mod steps;
 mod tcg_blocks;
+mod top_uml;
 mod tree;
 mod uml;
 mod uml_test;
@@ -160,6 +161,10 @@ enum Cmd {
     /// The nproc benchmark on the patched kernel in QEMU TCG: /bin/ps vs
     /// nps, /proc vs nproc, ~5,000 tasks, N interleaved rounds of one dump each.
     NprocBench(nproc_bench::Options),
+    /// procps' top (batch, WCHAN column, every thread) and ps -eLo
+    /// pid,wchan on the patched UML kernel with ~5,000 waiting tasks:
+    /// their CPU per refresh, kallsyms-fast off against on, one boot.
+    TopUmlBench(top_uml::Options),
     /// QEMU TCG's blocks translated or executed per function, from a
     /// `-d in_asm` or `-d exec,nochain` log (KFAST_QEMU_EXTRA).
     TcgBlocks(tcg_blocks::Options),
@@ -206,6 +211,7 @@ fn main() -> ExitCode {
         Cmd::FastUmlTest(o) => fast_uml::run(&o),
         Cmd::NprocUmlTest(o) => nproc_uml::run(&o),
         Cmd::NprocBench(o) => nproc_bench::run(&o),
+        Cmd::TopUmlBench(o) => top_uml::run(&o),
         Cmd::TcgBlocks(o) => tcg_blocks::run(&o),
         Cmd::Readme(o) => results::readme(&o),
         Cmd::Record(o) => record::record(&o),

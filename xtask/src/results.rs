@@ -411,6 +411,43 @@ fn nproc_rows(v: &Value, file: &str) -> Result<Vec<Row>> {
     ])
 }
 
+/// The top rows: procps' `top` and `ps` with a wchan column, stock
+/// against fast, medians of CPU seconds per refresh (or per dump). The
+/// file also has the system time alone; UML counts all of it as system
+/// time, so it is not a row of its own.
+fn top_rows(v: &Value, file: &str) -> Result<Vec<Row>> {
+    let summary = field(v, "summary", file)?
+        .as_array()
+        .ok_or_else(|| format!("{file}: summary is not a list"))?;
+    let median = |program: &str, mode: &str, key: &str| -> Result<f64> {
+        let s = summary
+            .iter()
+            .find(|s| s["program"] == program && s["mode"] == mode)
+            .ok_or_else(|| format!("{file}: no {program} {mode} summary"))?;
+        // Seconds in the file, ms in the table.
+        Ok(f64_of(&s[key]["median"], key, file)? * 1000.0)
+    };
+    let row = |program: &str, key: &str, what: &str| -> Result<Row> {
+        Ok(Row {
+            what: what.to_string(),
+            base: median(program, "stock", key)?,
+            fast: median(program, "fast", key)?,
+        })
+    };
+    Ok(vec![
+        row(
+            "top",
+            "total_s_per_refresh",
+            "`top -b -H` with WCHAN, ~5,000 threads: CPU ms per refresh, median of 5 (UML native)",
+        )?,
+        row(
+            "ps",
+            "total_s_per_refresh",
+            "`ps -eLo pid,wchan`, ~5,000 threads: CPU ms per dump, median of 5 (UML native)",
+        )?,
+    ])
+}
+
 /// The headline table from the latest file of each kind in `dir`.
 pub fn headline(dir: &Path) -> Result<String> {
     let mut t = String::from(
@@ -434,19 +471,30 @@ pub fn headline(dir: &Path) -> Result<String> {
             "uml-native" => kernel_rows(&v, &name, "in-kernel, UML native")?,
             _ => nproc_rows(&v, &name)?,
         };
-        let date = v["date"].as_str().unwrap_or("?");
-        let day = date.get(..10).unwrap_or(date);
-        for r in rows {
-            t.push_str(&format!(
-                "| {} | {} | {} | {} | {command} | [{day}](bench/results/{name}) |\n",
-                r.what,
-                num(r.base),
-                num(r.fast),
-                ratio(r.base / r.fast)
-            ));
-        }
+        push_rows(&mut t, &rows, command, &v, &name);
+    }
+    // top's rows, once a `top-uml-bench` file exists (not part of the test
+    // command: a measurement of its own).
+    if let Some((name, v)) = latest(dir, "top-uml")? {
+        let rows = top_rows(&v, &name)?;
+        push_rows(&mut t, &rows, "`cargo xtask top-uml-bench`", &v, &name);
     }
     Ok(t)
+}
+
+/// Appends `rows` of the results file `name` (`v`) to the table `t`.
+fn push_rows(t: &mut String, rows: &[Row], command: &str, v: &Value, name: &str) {
+    let date = v["date"].as_str().unwrap_or("?");
+    let day = date.get(..10).unwrap_or(date);
+    for r in rows {
+        t.push_str(&format!(
+            "| {} | {} | {} | {} | {command} | [{day}](bench/results/{name}) |\n",
+            r.what,
+            num(r.base),
+            num(r.fast),
+            ratio(r.base / r.fast)
+        ));
+    }
 }
 
 /// The markers around the generated nproc-source table in

@@ -8,6 +8,7 @@
 //!   uid/gid N, and appends `# child <pid>` and `# kthread <tid>`
 //!   lines (kthreads found as root, from `/proc/PID/stat` flags).
 //! - `sleepers N`: N threads sleeping in `nanosleep` until killed.
+//! - `waiters N`: N threads blocked in 13 different wait paths (waits.rs).
 //! - `wchan-scale --core-pid P [--module-comm PREFIX] [--seconds S]`: times
 //!   whole passes over the wchans of two groups of threads, the threads of
 //!   process P and the threads whose `comm` starts with PREFIX.
@@ -17,6 +18,7 @@
 //!   under emulation cost seconds per pass.
 //! - `comm-pids PREFIX`: the pids of those processes, one per line.
 
+mod waits;
 mod wchan;
 
 use std::process::ExitCode;
@@ -25,7 +27,7 @@ use std::time::Duration;
 /// Errors are reported as text on stderr.
 pub type Result<T> = std::result::Result<T, String>;
 
-const USAGE: &str = "usage: kfast-shim-guest wchan-unpriv [--uid N] | sleepers N | \
+const USAGE: &str = "usage: kfast-shim-guest wchan-unpriv [--uid N] | sleepers N | waiters N | \
                      wchan-scale --core-pid P [--module-comm PREFIX] [--seconds S] | \
                      comm-files PREFIX FILE | comm-pids PREFIX";
 
@@ -72,6 +74,13 @@ fn run(args: &[String]) -> Result<()> {
             };
             let count: u32 = count.parse().map_err(|_| format!("bad count {count}"))?;
             sleepers(count)
+        }
+        "waiters" => {
+            let [count] = rest else {
+                return Err(USAGE.into());
+            };
+            let count: u32 = count.parse().map_err(|_| format!("bad count {count}"))?;
+            waits::waiters(count)
         }
         "wchan-scale" => {
             let o = Opts(rest);
