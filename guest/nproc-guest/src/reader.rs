@@ -10,7 +10,8 @@
 //!   gets no task, while the opener itself is answered;
 //! - an LSM check per task at hidepid=off: a Landlock-restricted process
 //!   gets no value of a task whose /proc files `openat(procfd, ...)`
-//!   refuses it;
+//!   refuses it, its own child in the same domain (which it may ptrace)
+//!   included;
 //! - rules read at every chunk: a remount with `hidepid=invisible`, and
 //!   `kernel.nproc_restrict=1`, during a dump bind the dump's later
 //!   chunks;
@@ -475,6 +476,17 @@ fn landlock_per_task(fails: &mut Vec<String>) {
     if let Err(e) = restrict_landlock() {
         return fails.push(e);
     }
+    // A child in the same domain: ptrace allows it, /proc's files do not.
+    // SAFETY: the child sleeps until killed.
+    let child = unsafe {
+        let pid = libc::fork();
+        if pid == 0 {
+            loop {
+                libc::pause();
+            }
+        }
+        pid
+    };
     let mut c = match Client::connect_with_procfs(Some(procfs)) {
         Ok(c) => c,
         Err(e) => return fails.push(format!("connect: {e}")),
@@ -505,10 +517,22 @@ fn landlock_per_task(fails: &mut Vec<String>) {
             }
         }
     }
+    // SAFETY: kill(2) and waitpid(2) on our own child.
+    unsafe {
+        libc::kill(child, libc::SIGKILL);
+        libc::waitpid(child, std::ptr::null_mut(), 0);
+    }
+    let listed_child = d.iter().any(|r| tgid(r) == u64::try_from(child).ok());
     println!(
-        "reader: landlock-per-task: {} tasks listed, {valued} with values",
+        "reader: landlock-per-task: {} tasks listed (the domain's child among them: \
+         {listed_child}), {valued} with values",
         d.len()
     );
+    if !listed_child {
+        fails.push(format!(
+            "the sandboxed reader's child {child} was not listed"
+        ));
+    }
     if d.len() < 2 {
         fails.push(format!("only {} tasks listed: nothing compared", d.len()));
     }

@@ -846,6 +846,7 @@ void nproc_ctx_init(struct nproc_tasks_ctx *ctx, struct nproc_view *view,
 		ctx->files |= nproc_field_file(id);
 	}
 	ctx->view = view;
+	view->files = ctx->files;
 	ctx->scope = scope;
 	ctx->pid = pid;
 	ctx->next = 1;

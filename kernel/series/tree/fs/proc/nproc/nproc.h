@@ -59,6 +59,8 @@ struct nproc_view {
 	u8 hide_pid;			/* hidepid=, or stricter (nproc_restrict) */
 	u8 restrict_level;		/* kernel.nproc_restrict, this chunk */
 	bool pidonly;			/* subset=pid */
+	u8 files;			/* NPROC_FILE_* the request reads */
+	bool self_unreadable;		/* the reader's own files refused */
 };
 
 /* The /proc/PID files a request's fields come from (nproc_task_vis()). */

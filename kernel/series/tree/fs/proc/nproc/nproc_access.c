@@ -35,15 +35,18 @@
  *    answer with the same rule as for reading the task's /proc files,
  *    and which Landlock refuses for a task outside the reader's domain.
  *    Where it fails (another user's task; the reader's own thread group,
- *    which ptrace exempts, always takes this path) /proc itself is asked:
- *    each file that carries a requested field (stat, status, statm,
- *    cmdline) is opened under the request's mount, as the reader, with
+ *    which ptrace exempts, always takes this path), and for every task
+ *    when the reader cannot open its own files of the request under the
+ *    mount (checked for each chunk), /proc itself is asked: each file
+ *    that carries a requested field (stat, status, statm, cmdline) is
+ *    opened under the request's mount, as the reader, with
  *    file_open_root(), so that every inode and open hook runs as for
  *    openat(procfd, "PID/stat"). A refusal sends the task as its pid
  *    alone, as hidepid=noaccess does: /proc lists the pid and refuses
- *    its files. Where ptrace_may_access() passes, a path-based rule that
- *    would still refuse the file (an AppArmor or TOMOYO profile, a
- *    Landlock domain reading its own children) is not consulted.
+ *    its files. Where ptrace_may_access() passes and the reader's own
+ *    files open, a path-based rule that refuses another task's file
+ *    alone (an AppArmor or TOMOYO profile naming pids, a Landlock rule
+ *    on one /proc/PID directory) is not consulted.
  *  - kernel.nproc_restrict: 0, /proc's rules; 1, and only the tasks the
  *    reader may ptrace (PTRACE_MODE_READ_FSCREDS) are listed, as with
  *    hidepid=ptraceable whatever the mount says; 2, and the reader needs
@@ -98,6 +101,36 @@ static bool nproc_admin(struct user_namespace *ns)
 				 CAP_OPT_NONE);
 }
 
+/* The /proc/PID files of NPROC_FILE_* bits, in bit order. */
+static const char *const nproc_file_names[] = {
+	"stat", "status", "statm", "cmdline",
+};
+
+/*
+ * Whether current can open each file of @files (NPROC_FILE_*) of the
+ * task whose pid in the view's mount is @nr, under that mount: /proc's
+ * own permission and open hooks decide.
+ */
+static bool nproc_open_files(const struct nproc_view *v, pid_t nr, u8 files)
+{
+	char name[32];
+	struct file *f;
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(nproc_file_names) != NPROC_FILES);
+	for (i = 0; i < NPROC_FILES; i++) {
+		if (!(files & BIT(i)))
+			continue;
+		snprintf(name, sizeof(name), "%d/%s", nr, nproc_file_names[i]);
+		f = file_open_root(&v->procfs->f_path, name,
+				   O_RDONLY | O_NOFOLLOW, 0);
+		if (IS_ERR(f))
+			return false;
+		fput(f);
+	}
+	return true;
+}
+
 /*
  * Reads the mount's options and kernel.nproc_restrict into @v, for
  * current: at the request and again before each chunk.
@@ -122,6 +155,17 @@ static int nproc_view_rules(struct nproc_view *v,
 		NL_SET_ERR_MSG(extack,
 			       "kernel.nproc_restrict=2: CAP_SYS_ADMIN in the procfs mount's user namespace is required");
 		return -EPERM;
+	}
+	/*
+	 * A reader that may not open its own files of the request under this
+	 * mount (a Landlock domain or a profile restricting /proc, or a reader
+	 * outside the mount's pid namespace) has every task asked of /proc.
+	 */
+	if (v->files) {
+		pid_t self = task_tgid_nr_ns(current, v->ns);
+
+		v->self_unreadable = !self ||
+				     !nproc_open_files(v, self, v->files);
 	}
 	return 0;
 }
@@ -238,41 +282,20 @@ static bool nproc_pid_perms(const struct nproc_view *v,
 	return ptrace_may_access(task, PTRACE_MODE_READ_FSCREDS);
 }
 
-/* The /proc/PID files of NPROC_FILE_* bits, in bit order. */
-static const char *const nproc_file_names[] = {
-	"stat", "status", "statm", "cmdline",
-};
-
 /*
  * Whether current may read each file of @files (NPROC_FILE_*) of @task,
  * whose pid in the mount is @nr: ptrace_may_access() (and its LSM hook),
- * else the files themselves, opened under the mount.
+ * unless the reader may not even open its own files there; else the
+ * files themselves, opened under the mount.
  */
 static bool nproc_files_readable(const struct nproc_view *v,
 				 struct task_struct *task, pid_t nr, u8 files)
 {
-	char name[32];
-	struct file *f;
-	unsigned int i;
-
-	if (!same_thread_group(task, current) &&
+	if (!v->self_unreadable && !same_thread_group(task, current) &&
 	    ptrace_may_access(task, PTRACE_MODE_READ_FSCREDS |
 				    PTRACE_MODE_NOAUDIT))
 		return true;
-	if (!v->procfs)
-		return false;
-	BUILD_BUG_ON(ARRAY_SIZE(nproc_file_names) != NPROC_FILES);
-	for (i = 0; i < NPROC_FILES; i++) {
-		if (!(files & BIT(i)))
-			continue;
-		snprintf(name, sizeof(name), "%d/%s", nr, nproc_file_names[i]);
-		f = file_open_root(&v->procfs->f_path, name,
-				   O_RDONLY | O_NOFOLLOW, 0);
-		if (IS_ERR(f))
-			return false;
-		fput(f);
-	}
-	return true;
+	return v->procfs && nproc_open_files(v, nr, files);
 }
 
 /*
