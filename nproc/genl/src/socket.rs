@@ -202,15 +202,8 @@ impl GenlSocket {
         name: &'static str,
         on_payload: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let attrs: Vec<(u16, &[u8])> = attrs.iter().map(|(k, v)| (*k, v.as_slice())).collect();
-        self.exchange(
-            self.family_id,
-            (cmd, nproc_proto::FAMILY_VERSION),
-            &attrs,
-            dump,
-            name,
-            on_payload,
-        )
+        let seq = self.send_only(cmd, attrs, dump, name)?;
+        self.recv_family(seq, name, on_payload)
     }
 
     /// Sends `cmd` at `version` to `family` with `attrs` (a dump when
